@@ -1,0 +1,2 @@
+/** The geoproxy server and command line. */
+export const packageName = "@geo/proxy";

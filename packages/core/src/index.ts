@@ -1,0 +1,2 @@
+/** Configuration, topology, placement, key directory, hash, planner, explain. */
+export const packageName = "@geo/core";

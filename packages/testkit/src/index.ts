@@ -1,0 +1,2 @@
+/** Fake PostgreSQL backend on a real socket and a launcher for real PostgreSQL servers. */
+export const packageName = "@geo/testkit";

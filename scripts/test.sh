@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs every check the project has: lint, build, type check and all tests
+# (unit, property, fake-backend and end-to-end against real PostgreSQL).
+# Installs pnpm and the dependencies first when they are missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PNPM_VERSION=12.4.2
+if [[ "$(pnpm --version 2>/dev/null || true)" != "$PNPM_VERSION" ]]; then
+  echo "installing pnpm $PNPM_VERSION"
+  npm install --global --save-exact "pnpm@$PNPM_VERSION"
+fi
+
+export TURBO_TELEMETRY_DISABLED=1 NO_COLOR=1 CI="${CI:-1}"
+pnpm install --frozen-lockfile
+pnpm run lint
+pnpm run build
+pnpm run typecheck
+pnpm run test
