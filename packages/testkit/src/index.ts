@@ -1,2 +1,6 @@
 /** Fake PostgreSQL backend on a real socket and a launcher for real PostgreSQL servers. */
-export const packageName = "@geo/testkit";
+export { isPortOpen } from "./cluster/free-port.js";
+export type { PgCluster, PgServer, StartClusterOptions } from "./cluster/pg-cluster.js";
+export { startCluster } from "./cluster/pg-cluster.js";
+export type { PostgresBinaries } from "./cluster/postgres-binaries.js";
+export { findPostgresBinaries, PostgresMissingError } from "./cluster/postgres-binaries.js";

@@ -1,0 +1,91 @@
+import { existsSync } from "node:fs";
+import pg from "pg";
+import postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findPostgresBinaries, isPortOpen, type PgCluster, startCluster } from "../src/index.js";
+
+describe("startCluster", () => {
+  let cluster: PgCluster;
+
+  beforeAll(async () => {
+    cluster = await startCluster({
+      count: 3,
+      settings: { application_name: "geo-testkit" },
+      initSql: "CREATE TABLE seeded (id int); INSERT INTO seeded VALUES (42);",
+    });
+  });
+
+  afterAll(async () => {
+    await cluster.stop();
+  });
+
+  it("finds the PostgreSQL binaries and reports their major version", () => {
+    const { bindir, version } = findPostgresBinaries();
+    expect(existsSync(`${bindir}/initdb`)).toBe(true);
+    expect(version).toBeGreaterThanOrEqual(13);
+  });
+
+  it("starts three servers on distinct ports in distinct folders", () => {
+    expect(cluster.servers).toHaveLength(3);
+    expect(new Set(cluster.servers.map((server) => server.port)).size).toBe(3);
+    expect(new Set(cluster.servers.map((server) => server.dataDir)).size).toBe(3);
+    for (const server of cluster.servers) {
+      expect(server.url).toBe(`postgres://postgres@127.0.0.1:${server.port}/postgres`);
+    }
+  });
+
+  it("accepts node-postgres on every server with two-phase commit and logical WAL enabled", async () => {
+    for (const server of cluster.servers) {
+      const client = new pg.Client({ connectionString: server.url });
+      await client.connect();
+      try {
+        const one = await client.query("SELECT 1 AS one");
+        expect(one.rows).toEqual([{ one: 1 }]);
+        const settings = await client.query(
+          "SELECT current_setting('max_prepared_transactions') AS mpt, current_setting('wal_level') AS wal, current_setting('application_name') AS app",
+        );
+        expect(Number(settings.rows[0].mpt)).toBeGreaterThan(0);
+        expect(settings.rows[0].wal).toBe("logical");
+        const seeded = await client.query("SELECT id FROM seeded");
+        expect(seeded.rows).toEqual([{ id: 42 }]);
+      } finally {
+        await client.end();
+      }
+    }
+  });
+
+  it("accepts postgres.js on every server and can prepare a transaction", async () => {
+    for (const server of cluster.servers) {
+      const sql = postgres(server.url, { max: 1, onnotice: () => {} });
+      try {
+        const [row] = await sql`SELECT version() AS version`;
+        expect(row?.["version"]).toMatch(/^PostgreSQL \d+/);
+        await sql.unsafe("BEGIN; INSERT INTO seeded VALUES (1); PREPARE TRANSACTION 'geo_probe'");
+        await sql.unsafe("COMMIT PREPARED 'geo_probe'");
+        const [count] = await sql`SELECT count(*)::int AS n FROM seeded`;
+        expect(count?.["n"]).toBe(2);
+      } finally {
+        await sql.end();
+      }
+    }
+  });
+});
+
+describe("PgCluster.stop", () => {
+  it("stops the servers, closes their ports and removes their folders", async () => {
+    const cluster = await startCluster({ count: 2 });
+    const { servers } = cluster;
+    for (const server of servers) expect(await isPortOpen(server.port)).toBe(true);
+    await cluster.stop();
+    for (const server of servers) {
+      expect(existsSync(server.dataDir)).toBe(false);
+      expect(await isPortOpen(server.port)).toBe(false);
+    }
+  });
+
+  it("reports the server log when a server cannot start", async () => {
+    await expect(startCluster({ settings: { shared_buffers: "not-a-size" } })).rejects.toThrow(
+      /shared_buffers/,
+    );
+  });
+});
