@@ -1,2 +1,49 @@
 /** Two-phase commit coordinator, decision log and recovery. */
+
+export type {
+  CommitOptions,
+  CommitResult,
+  CoordinatorOptions,
+  CoordinatorStats,
+  InDoubtTransaction,
+  TxnPhase,
+} from "./coordinator.js";
+export { Coordinator, TXN_PHASES } from "./coordinator.js";
+export type { Decision, DecisionLog, DecisionRecord } from "./decision-log.js";
+export { DECISIONS } from "./decision-log.js";
+export {
+  decidedAbortElsewhere,
+  decisionLogClosed,
+  decisionLogCorrupt,
+  decisionLogLocked,
+  duplicateRegion,
+  foreignGid,
+  invalidPrefix,
+  isConnectionFailure,
+  noParticipants,
+  participantRefused,
+  prepareRolledBack,
+  prepareTooSlow,
+  prepareUnreachable,
+  resolutionUnknown,
+  sqlStateOf,
+  TxnError,
+} from "./errors.js";
+export type { FileDecisionLogOptions } from "./file-decision-log.js";
+export { FileDecisionLog } from "./file-decision-log.js";
+export { GidFactory } from "./gid.js";
+export type {
+  Participant,
+  ParticipantConnector,
+  QueryResult,
+  RecoveryConnection,
+  SqlExecutor,
+} from "./participant.js";
+export type { RecoveryAction, RecoveryOptions, RecoveryReport } from "./recovery.js";
+export { Recovery } from "./recovery.js";
+export type { TxnObserver, TxnOutcome, TxnStep, TxnStepEvent } from "./steps.js";
+export { TXN_OUTCOMES, TXN_STEPS } from "./steps.js";
+export type { TableDecisionLogOptions } from "./table-decision-log.js";
+export { TableDecisionLog } from "./table-decision-log.js";
+
 export const packageName = "@geo/txn";

@@ -1,0 +1,175 @@
+/**
+ * Every error @geo/txn originates, as named factories. Each carries a real SQLSTATE so the proxy can
+ * turn it into an ErrorResponse in one place; `cause` keeps the participant's own error intact.
+ */
+export class TxnError extends Error {
+  override readonly name = "TxnError";
+  readonly code: string;
+  readonly hint: string | undefined;
+  readonly detail: string | undefined;
+  /** Region whose answer produced this error, when one did. */
+  readonly region: string | undefined;
+
+  constructor(fields: {
+    code: string;
+    message: string;
+    hint?: string;
+    detail?: string;
+    region?: string;
+    cause?: unknown;
+  }) {
+    super(fields.message, fields.cause === undefined ? undefined : { cause: fields.cause });
+    this.code = fields.code;
+    this.hint = fields.hint;
+    this.detail = fields.detail;
+    this.region = fields.region;
+  }
+}
+
+/** SQLSTATE carried by an error thrown by a participant, when it looks like one. */
+export function sqlStateOf(error: unknown): string | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
+/**
+ * True when the error says the connection or server went away rather than that PostgreSQL judged
+ * the statement: the statement may still have taken effect, so its outcome is unknown.
+ */
+export function isConnectionFailure(error: unknown): boolean {
+  const code = sqlStateOf(error);
+  if (code === undefined) return true;
+  return code.startsWith("08") || code === "57P01" || code === "57P02" || code === "57P03";
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A participant refused PREPARE TRANSACTION with an error of its own (a deferred unique violation,
+ * a serialization failure): the client gets that error, code and all, once everything is rolled back.
+ */
+export function participantRefused(region: string, cause: unknown): TxnError {
+  const fields = cause as { detail?: unknown; hint?: unknown };
+  return new TxnError({
+    code: sqlStateOf(cause) ?? "40001",
+    message: messageOf(cause),
+    ...(typeof fields.detail === "string" ? { detail: fields.detail } : {}),
+    ...(typeof fields.hint === "string" ? { hint: fields.hint } : {}),
+    region,
+    cause,
+  });
+}
+
+/** A participant could not be reached while preparing: nothing was committed, so a retry is safe. */
+export function prepareUnreachable(region: string, cause: unknown): TxnError {
+  return new TxnError({
+    code: "40001",
+    message: `could not prepare the distributed transaction in region "${region}": ${messageOf(cause)}`,
+    detail: "The transaction was rolled back in every region.",
+    hint: "Retry the transaction.",
+    region,
+    cause,
+  });
+}
+
+/** PREPARE TRANSACTION answered ROLLBACK: the participant's transaction had already failed. */
+export function prepareRolledBack(region: string): TxnError {
+  return new TxnError({
+    code: "40001",
+    message: `the transaction in region "${region}" had already failed and was rolled back instead of prepared`,
+    detail: "The transaction was rolled back in every region.",
+    hint: "Retry the transaction.",
+    region,
+  });
+}
+
+/** The prepare phase outlived the deadline under which recovery promises not to interfere. */
+export function prepareTooSlow(elapsedMs: number, deadlineMs: number): TxnError {
+  return new TxnError({
+    code: "40001",
+    message: `preparing the distributed transaction took ${elapsedMs} ms, over its ${deadlineMs} ms deadline`,
+    detail: "The transaction was rolled back in every region.",
+    hint: "Retry the transaction; if this repeats, a region is too slow for the recovery grace period.",
+  });
+}
+
+/** Recovery decided to roll back this transaction before the coordinator could decide to commit it. */
+export function decidedAbortElsewhere(gid: string): TxnError {
+  return new TxnError({
+    code: "40001",
+    message: `distributed transaction ${gid} was rolled back by recovery before it could commit`,
+    hint: "Retry the transaction.",
+  });
+}
+
+/**
+ * Writing the decision failed in a way that leaves its durability unknown: the transaction stays
+ * prepared and recovery settles it from whatever the log holds.
+ */
+export function resolutionUnknown(gid: string, cause: unknown): TxnError {
+  return new TxnError({
+    code: "08007",
+    message: `the outcome of distributed transaction ${gid} is unknown: the decision log failed: ${messageOf(cause)}`,
+    hint: "Recovery will commit it if the decision reached the log and roll it back otherwise; check SHOW IN DOUBT.",
+    cause,
+  });
+}
+
+export function invalidPrefix(prefix: string): TxnError {
+  return new TxnError({
+    code: "22023",
+    message: `invalid transaction id prefix "${prefix}"`,
+    hint: "Use 1 to 100 characters: a letter, then letters, digits or underscores (for example geo_node1).",
+  });
+}
+
+export function foreignGid(gid: string, prefix: string): TxnError {
+  return new TxnError({
+    code: "22023",
+    message: `transaction id "${gid}" was not issued by coordinator "${prefix}"`,
+    hint: "Pass an id from coordinator.newGid(), or none.",
+  });
+}
+
+export function noParticipants(): TxnError {
+  return new TxnError({
+    code: "22023",
+    message: "a distributed commit needs at least one participant",
+    hint: "Commit a transaction with no participants locally.",
+  });
+}
+
+export function duplicateRegion(region: string): TxnError {
+  return new TxnError({
+    code: "22023",
+    message: `region "${region}" appears twice among the participants`,
+    hint: "Use one connection per region in a distributed transaction.",
+  });
+}
+
+export function decisionLogCorrupt(path: string, line: number): TxnError {
+  return new TxnError({
+    code: "XX001",
+    message: `decision log ${path} is corrupt at line ${line}`,
+    detail: "Only the last line may be torn by a crash; a damaged earlier line means the file was altered.",
+    hint: "Restore the file from a copy; do not delete it, recovery needs its commit decisions.",
+  });
+}
+
+export function decisionLogLocked(path: string, pid: number): TxnError {
+  return new TxnError({
+    code: "55006",
+    message: `decision log ${path} is in use by process ${pid}`,
+    hint: "Give each proxy its own decision log file, or use the table decision log.",
+  });
+}
+
+export function decisionLogClosed(): TxnError {
+  return new TxnError({
+    code: "55000",
+    message: "the decision log is closed",
+  });
+}

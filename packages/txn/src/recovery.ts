@@ -1,0 +1,211 @@
+import type { Coordinator } from "./coordinator.js";
+import type { Decision, DecisionLog, DecisionRecord } from "./decision-log.js";
+import { sqlStateOf } from "./errors.js";
+import type { ParticipantConnector, RecoveryConnection } from "./participant.js";
+import { commitPrepared, rollbackPrepared, scanPrepared, UNDEFINED_OBJECT } from "./sql-text.js";
+
+export interface RecoveryOptions {
+  /** The coordinator whose gids to recover: its prefix, and the transactions it is still driving. */
+  coordinator: Coordinator;
+  log: DecisionLog;
+  connector: ParticipantConnector;
+  /** Every region that can hold this coordinator's prepared transactions. */
+  regions: readonly string[];
+  /**
+   * An undecided prepared transaction younger than this (by its server's clock) is left alone: its
+   * coordinator may still be deciding. Keep it above the coordinator's decideDeadlineMs. Default 60 s.
+   */
+  graceMs?: number;
+  /** Period of `start()`'s runs. Default 30 s. */
+  intervalMs?: number;
+  clock?: () => number;
+}
+
+export interface RecoveryAction {
+  readonly gid: string;
+  readonly region: string;
+}
+
+export interface RecoveryReport {
+  readonly committed: RecoveryAction[];
+  readonly rolledBack: RecoveryAction[];
+  /** Undecided and still within the grace period. */
+  readonly waiting: Array<RecoveryAction & { readonly ageMs: number }>;
+  /** Decisions now acted on everywhere and marked complete in the log. */
+  readonly completed: string[];
+  readonly failures: Array<{ readonly region: string; readonly gid?: string; readonly error: unknown }>;
+}
+
+interface Sighting {
+  region: string;
+  ageMs: number;
+}
+
+/**
+ * Finishes what a coordinator left prepared: commits what the log decided to commit, rolls back what
+ * it never decided once older than the grace period (first recording the abort, so a slow coordinator
+ * reads it back instead of deciding to commit), and never touches a prepared transaction whose gid this
+ * coordinator did not issue.
+ */
+export class Recovery {
+  private readonly options: RecoveryOptions;
+  private readonly graceMs: number;
+  private readonly intervalMs: number;
+  private running: Promise<RecoveryReport> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(options: RecoveryOptions) {
+    this.options = options;
+    this.graceMs = options.graceMs ?? 60_000;
+    this.intervalMs = options.intervalMs ?? 30_000;
+  }
+
+  /** One pass over every region; concurrent calls share the pass under way. */
+  runOnce(): Promise<RecoveryReport> {
+    this.running ??= this.pass().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  /** Runs a pass now (the start-up recovery) and then every intervalMs until stop(). */
+  async start(): Promise<RecoveryReport> {
+    const report = await this.runOnce();
+    this.timer ??= setInterval(() => void this.runOnce().catch(() => {}), this.intervalMs);
+    this.timer.unref();
+    return report;
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running?.catch(() => {});
+  }
+
+  private async pass(): Promise<RecoveryReport> {
+    const { coordinator, log, connector } = this.options;
+    const report: RecoveryReport = {
+      committed: [],
+      rolledBack: [],
+      waiting: [],
+      completed: [],
+      failures: [],
+    };
+    // Read before scanning: a decision pending now was made after its PREPAREs, so if the scan then
+    // finds it prepared nowhere, it is finished. Reading after could see a decision whose PREPAREs the
+    // scan missed.
+    const pendingBefore = await log.pending();
+
+    const connections = new Map<string, RecoveryConnection>();
+    const sightings = new Map<string, Sighting[]>();
+    try {
+      await Promise.all(
+        this.options.regions.map(async (region) => {
+          try {
+            const connection = await connector.connect(region);
+            connections.set(region, connection);
+            const result = await connection.query(scanPrepared(coordinator.prefix));
+            for (const row of result.rows) {
+              const gid = String(row["gid"]);
+              // The SQL filter is a prefix match; ownership is the exact parse.
+              if (!coordinator.gids.owns(gid)) continue;
+              const list = sightings.get(gid) ?? [];
+              list.push({ region, ageMs: Number(row["age_ms"]) });
+              sightings.set(gid, list);
+            }
+          } catch (error) {
+            connections.delete(region);
+            report.failures.push({ region, error });
+          }
+        }),
+      );
+
+      for (const [gid, seen] of sightings) {
+        if (coordinator.isActive(gid)) continue;
+        await this.settle(gid, seen, connections, report);
+      }
+
+      for (const record of pendingBefore) {
+        if (sightings.has(record.gid) || coordinator.isActive(record.gid)) continue;
+        if (!record.participants.every((region) => connections.has(region))) continue;
+        await this.complete(record.gid, report);
+      }
+    } finally {
+      await Promise.all([...connections.values()].map((c) => c.close().catch(() => {})));
+    }
+    await log.compact().catch(() => {});
+    return report;
+  }
+
+  private async settle(
+    gid: string,
+    seen: Sighting[],
+    connections: Map<string, RecoveryConnection>,
+    report: RecoveryReport,
+  ): Promise<void> {
+    const { coordinator, log } = this.options;
+    const ageMs = Math.max(...seen.map((s) => s.ageMs));
+    let record: DecisionRecord | undefined = await log.lookup(gid);
+    if (record === undefined) {
+      if (ageMs < this.graceMs) {
+        for (const s of seen) report.waiting.push({ gid, region: s.region, ageMs: s.ageMs });
+        coordinator.noteUnresolved(
+          gid,
+          seen.map((s) => s.region),
+          ageMs,
+          false,
+        );
+        return;
+      }
+      // Presumed abort, but written first: whichever of us and a late coordinator writes first decides.
+      record = await log.decide({
+        gid,
+        decision: "abort",
+        participants: seen.map((s) => s.region),
+        decidedAt: (this.options.clock ?? Date.now)(),
+      });
+    }
+    const remaining: string[] = [];
+    for (const { region } of seen) {
+      const connection = connections.get(region);
+      if (connection === undefined || !(await this.apply(record.decision, gid, region, connection, report))) {
+        remaining.push(region);
+      }
+    }
+    const unscanned = record.participants.some((region) => !connections.has(region));
+    if (remaining.length === 0 && !unscanned) {
+      await this.complete(gid, report);
+    } else {
+      coordinator.noteUnresolved(gid, remaining, ageMs, record.decision === "commit");
+    }
+  }
+
+  private async apply(
+    decision: Decision,
+    gid: string,
+    region: string,
+    connection: RecoveryConnection,
+    report: RecoveryReport,
+  ): Promise<boolean> {
+    try {
+      await connection.query(decision === "commit" ? commitPrepared(gid) : rollbackPrepared(gid));
+    } catch (error) {
+      if (sqlStateOf(error) !== UNDEFINED_OBJECT) {
+        report.failures.push({ region, gid, error });
+        return false;
+      }
+    }
+    (decision === "commit" ? report.committed : report.rolledBack).push({ gid, region });
+    return true;
+  }
+
+  private async complete(gid: string, report: RecoveryReport): Promise<void> {
+    try {
+      await this.options.log.complete(gid);
+      report.completed.push(gid);
+      this.options.coordinator.noteResolved(gid);
+    } catch (error) {
+      report.failures.push({ region: "", gid, error });
+    }
+  }
+}
