@@ -1,2 +1,46 @@
 /** Configuration, topology, placement, key directory, hash, planner, explain. */
+export { DEFAULTS, KEY_TYPES, PLACEMENTS, RESIDENCIES } from "./config/defaults.js";
+export { loadConfig } from "./config/load-config.js";
+export { parseConfig } from "./config/parse-config.js";
+export type {
+  AdminConfig,
+  AuthConfig,
+  AuthMethod,
+  AuthUser,
+  DefaultPlacement,
+  DirectoryStoreConfig,
+  Endpoint,
+  GatherConfig,
+  GeoConfig,
+  KeyType,
+  Placement,
+  PoolConfig,
+  RegionConfig,
+  RegionId,
+  Residency,
+  RoutingConfig,
+  ServerConfig,
+  SslMode,
+  TablePolicy,
+  TlsConfig,
+} from "./config/types.js";
+export type { Directory, MutableDirectory } from "./directory/directory.js";
+export { loadDirectoryTsv, parseDirectoryTsv } from "./directory/directory-tsv.js";
+export { MemoryDirectory } from "./directory/memory-directory.js";
+export type { ConfigErrorCode, ConfigErrorFields } from "./errors/config-error.js";
+export { CONFIG_ERROR_CODES, ConfigError } from "./errors/config-error.js";
+export type { Hash64 } from "./hash/pg-hash.js";
+export {
+  hashBytesExtended,
+  hashInt8Extended,
+  hashInt8ExtendedParts,
+  hashTextExtended,
+  hashTextExtendedParts,
+  hashUint32Extended,
+  toSignedInt64,
+  unsignedModulo,
+} from "./hash/pg-hash.js";
+export { canonicalKey, keyHash, placeKey, shardFor } from "./topology/placement.js";
+export { compareIds, Topology } from "./topology/topology.js";
+
 export const packageName = "@geo/core";

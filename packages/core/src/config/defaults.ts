@@ -1,0 +1,67 @@
+/**
+ * Every default of the configuration, in one place. CONFIG.md documents the same values; a test
+ * compares the two so they cannot drift apart.
+ */
+export const DEFAULTS = {
+  server: {
+    host: "127.0.0.1",
+    port: 6432,
+    node: "geoproxy",
+    trustBeyondLoopback: false,
+    maxConnections: 1000,
+    analysisCacheSize: 4096,
+  },
+  region: {
+    port: 5432,
+    database: "postgres",
+  },
+  table: {
+    residency: "none",
+  },
+  routing: {
+    keyType: "text",
+  },
+  auth: {
+    method: "trust",
+    passthrough: false,
+  },
+  pool: {
+    min: 0,
+    max: 20,
+    connectTimeoutMs: 5_000,
+    idleTimeoutMs: 300_000,
+    checkoutTimeoutMs: 5_000,
+    maxWaiters: 1_000,
+    warm: false,
+  },
+  tls: {
+    requireClientTls: false,
+    backendSslmode: "prefer",
+  },
+  admin: {
+    host: "127.0.0.1",
+    port: 9930,
+    tls: false,
+  },
+  directoryStore: {
+    shared: false,
+    authority: "home",
+    table: "geoproxy_directory",
+    pollMs: 500,
+    leaseMs: 5_000,
+    recordNewKeys: true,
+    guard: false,
+    holdMs: 5_000,
+    lockTimeoutMs: 5_000,
+  },
+  gather: {
+    maxRows: 100_000,
+    maxBytes: 64 * 1024 * 1024,
+  },
+} as const;
+
+export const PLACEMENTS = ["geo_partitioned", "global_replicated", "pinned"] as const;
+export const RESIDENCIES = ["none", "strict"] as const;
+export const KEY_TYPES = ["text", "integer"] as const;
+export const AUTH_METHODS = ["trust", "scram-sha-256", "md5"] as const;
+export const SSL_MODES = ["disable", "prefer", "require", "verify-ca", "verify-full"] as const;

@@ -1,0 +1,384 @@
+import { parse as parseToml, TomlError } from "smol-toml";
+import { ConfigError } from "../errors/config-error.js";
+import { AUTH_METHODS, DEFAULTS, KEY_TYPES, PLACEMENTS, RESIDENCIES, SSL_MODES } from "./defaults.js";
+import { FieldReader } from "./field-reader.js";
+import { keyLines } from "./key-lines.js";
+import type {
+  AdminConfig,
+  AuthConfig,
+  AuthUser,
+  DefaultPlacement,
+  DirectoryStoreConfig,
+  Endpoint,
+  GatherConfig,
+  GeoConfig,
+  PoolConfig,
+  RegionConfig,
+  RoutingConfig,
+  ServerConfig,
+  TablePolicy,
+  TlsConfig,
+} from "./types.js";
+
+const TOP_LEVEL = [
+  "server",
+  "topology",
+  "tables",
+  "routing",
+  "auth",
+  "pool",
+  "tls",
+  "admin",
+  "directory_store",
+  "gather",
+] as const;
+const MAX_PORT = 65_535;
+const MAX_MS = 86_400_000;
+
+/**
+ * Parses and validates a configuration. A file holding only `[[topology.regions]]` and
+ * `[[tables]]` is a complete configuration too (what `geoproxy explain --topology` reads): every
+ * other section takes its defaults.
+ *
+ * @example
+ * const config = parseConfig(text, "geoproxy.toml");
+ * config.regions.find((region) => region.home)?.id; // "eu-west"
+ */
+export function parseConfig(text: string, file = "<config>"): GeoConfig {
+  let document: Record<string, unknown>;
+  try {
+    document = parseToml(text);
+  } catch (error) {
+    if (error instanceof TomlError) {
+      throw new ConfigError({
+        code: "syntax",
+        file,
+        line: error.line,
+        detail: error.message.split("\n")[0] ?? "invalid TOML",
+        cause: error,
+      });
+    }
+    throw error;
+  }
+  const root = new FieldReader(file, keyLines(text), "", document);
+  root.onlyKnown(TOP_LEVEL);
+
+  const regions = readRegions(root);
+  const regionIds = regions.map((region) => region.id);
+  const homeId = regions.find((region) => region.home)!.id;
+  const tables = readTables(root, regionIds);
+  const directoryStore = readDirectoryStore(root.table("directory_store"), regionIds);
+  const admin = readAdmin(root.table("admin"));
+  return {
+    file,
+    server: readServer(root.table("server")),
+    regions,
+    tables,
+    routing: readRouting(root.table("routing"), regionIds, homeId),
+    auth: readAuth(root.table("auth")),
+    pool: readPool(root.table("pool")),
+    tls: readTls(root.table("tls")),
+    gather: readGather(root.table("gather")),
+    ...(admin === undefined ? {} : { admin }),
+    ...(directoryStore === undefined ? {} : { directoryStore }),
+  };
+}
+
+function readServer(reader: FieldReader | undefined): ServerConfig {
+  const d = DEFAULTS.server;
+  if (reader === undefined) return { ...d };
+  reader.onlyKnown([
+    "host",
+    "port",
+    "node",
+    "trust_beyond_loopback",
+    "max_connections",
+    "analysis_cache_size",
+  ]);
+  return {
+    host: reader.string("host", d.host),
+    port: reader.integer("port", d.port, 0, MAX_PORT),
+    node: reader.string("node", d.node),
+    trustBeyondLoopback: reader.boolean("trust_beyond_loopback", d.trustBeyondLoopback),
+    maxConnections: reader.integer("max_connections", d.maxConnections, 1, 1_000_000),
+    analysisCacheSize: reader.integer("analysis_cache_size", d.analysisCacheSize, 0, 10_000_000),
+  };
+}
+
+function readEndpoint(reader: FieldReader): Endpoint {
+  reader.onlyKnown(["host", "port", "database", "user", "password"]);
+  const user = reader.string("user");
+  const password = reader.string("password");
+  return {
+    host: reader.requiredString("host"),
+    port: reader.integer("port", DEFAULTS.region.port, 1, MAX_PORT),
+    database: reader.string("database", DEFAULTS.region.database),
+    ...(user === undefined ? {} : { user }),
+    ...(password === undefined ? {} : { password }),
+  };
+}
+
+function readRegions(root: FieldReader): RegionConfig[] {
+  const topology = root.table("topology");
+  if (topology === undefined) {
+    root.fail("missing_field", "topology.regions", "at least one [[topology.regions]] is required");
+  }
+  topology.onlyKnown(["regions"]);
+  const readers = topology.tables("regions");
+  if (readers.length === 0) {
+    topology.fail("missing_field", "regions", "at least one [[topology.regions]] is required");
+  }
+  const seen = new Set<string>();
+  const regions = readers.map((reader): RegionConfig => {
+    reader.onlyKnown(["id", "location", "primary", "replicas", "home"]);
+    const id = reader.requiredString("id");
+    if (seen.has(id)) reader.fail("duplicate", "id", `region ${id} is declared twice`);
+    seen.add(id);
+    const primary = reader.table("primary");
+    if (primary === undefined)
+      return reader.fail("missing_field", "primary", 'is required: { host = "...", port = 5432 }');
+    return {
+      id,
+      location: reader.string("location", id),
+      primary: readEndpoint(primary),
+      replicas: reader.tables("replicas").map(readEndpoint),
+      home: reader.boolean("home", false),
+    };
+  });
+  const homes = regions.filter((region) => region.home);
+  if (homes.length !== 1) {
+    const at = homes.length === 0 ? 0 : regions.indexOf(homes[1]!);
+    readers[at]!.fail(
+      "invalid_value",
+      "home",
+      homes.length === 0
+        ? "exactly one region must set home = true; none does"
+        : `exactly one region must set home = true; ${homes.map((region) => region.id).join(" and ")} do`,
+      regions.map((region) => region.id),
+    );
+  }
+  return regions;
+}
+
+function readTables(root: FieldReader, regionIds: readonly string[]): TablePolicy[] {
+  const seen = new Set<string>();
+  return root.tables("tables").map((reader) => {
+    reader.onlyKnown(["table", "placement", "key", "writer", "region", "residency"]);
+    const table = reader.requiredString("table");
+    if (!/^[^.\s]+(\.[^.\s]+)?$/.test(table)) {
+      reader.fail("invalid_value", "table", `${JSON.stringify(table)} is not a table name or schema.table`);
+    }
+    if (seen.has(table)) reader.fail("duplicate", "table", `table ${table} has two policies`);
+    seen.add(table);
+    const policy = readPolicy(reader, regionIds);
+    return { table, ...policy } as TablePolicy;
+  });
+}
+
+type PolicyBody =
+  | { placement: "geo_partitioned"; key: string; residency: "none" | "strict" }
+  | { placement: "global_replicated"; writer?: string; residency: "none" }
+  | { placement: "pinned"; region: string; residency: "none" | "strict" };
+
+function readPolicy(reader: FieldReader, regionIds: readonly string[]): PolicyBody {
+  const placement = reader.choice("placement", PLACEMENTS);
+  if (placement === undefined) reader.fail("missing_field", "placement", "is required", PLACEMENTS);
+  const residency = reader.choice("residency", RESIDENCIES, DEFAULTS.table.residency);
+  const forbid = (field: string, why: string) => {
+    if (reader.has(field)) reader.fail("unknown_field", field, `does not apply to ${placement}: ${why}`);
+  };
+  switch (placement) {
+    case "geo_partitioned":
+      forbid("writer", "a geo-partitioned row is written where its key lives");
+      forbid("region", "a geo-partitioned row lives where its key lives");
+      return { placement, key: reader.requiredString("key"), residency };
+    case "global_replicated": {
+      forbid("key", "a replicated table is not partitioned");
+      forbid(
+        "region",
+        "a replicated table has a copy in every region (use writer to name where it is written)",
+      );
+      if (residency !== "none") {
+        reader.fail("invalid_value", "residency", "a replicated table has a copy in every region", ["none"]);
+      }
+      const writer = reader.choice("writer", regionIds);
+      return writer === undefined
+        ? { placement, residency: "none" }
+        : { placement, writer, residency: "none" };
+    }
+    case "pinned": {
+      forbid("key", "a pinned table lives whole in one region");
+      forbid("writer", "a pinned table is written in its region");
+      const region = reader.choice("region", regionIds);
+      if (region === undefined) reader.fail("missing_field", "region", "is required for pinned", regionIds);
+      return { placement, region, residency };
+    }
+  }
+}
+
+function readRouting(
+  reader: FieldReader | undefined,
+  regionIds: readonly string[],
+  homeId: string,
+): RoutingConfig {
+  if (reader === undefined) return { keyType: DEFAULTS.routing.keyType };
+  reader.onlyKnown(["key_type", "default_placement"]);
+  const keyType = reader.choice("key_type", KEY_TYPES, DEFAULTS.routing.keyType);
+  const raw = reader.object["default_placement"];
+  if (raw === undefined || raw === "none") return { keyType };
+  const inner = reader.table("default_placement");
+  if (inner === undefined) return { keyType };
+  inner.onlyKnown(["placement", "writer", "region"]);
+  const placement = inner.choice("placement", ["pinned", "global_replicated"] as const);
+  let defaultPlacement: DefaultPlacement;
+  switch (placement) {
+    case undefined:
+      return inner.fail("missing_field", "placement", "is required", ["pinned", "global_replicated"]);
+    case "pinned": {
+      if (inner.has("writer")) inner.fail("unknown_field", "writer", "does not apply to pinned");
+      defaultPlacement = { placement, region: inner.choice("region", regionIds, homeId) };
+      break;
+    }
+    case "global_replicated": {
+      if (inner.has("region")) inner.fail("unknown_field", "region", "does not apply to global_replicated");
+      const writer = inner.choice("writer", regionIds);
+      defaultPlacement = writer === undefined ? { placement } : { placement, writer };
+      break;
+    }
+  }
+  return { keyType, defaultPlacement };
+}
+
+function readAuth(reader: FieldReader | undefined): AuthConfig {
+  const d = DEFAULTS.auth;
+  if (reader === undefined) return { method: d.method, users: [], operators: [], passthrough: d.passthrough };
+  reader.onlyKnown(["method", "users", "operators", "passthrough"]);
+  const users = reader.tables("users").map((user): AuthUser => {
+    user.onlyKnown(["name", "password", "verifier"]);
+    const password = user.string("password");
+    const verifier = user.string("verifier");
+    if (password !== undefined && verifier !== undefined) {
+      user.fail("invalid_value", "verifier", "give either password or verifier, not both");
+    }
+    return {
+      name: user.requiredString("name"),
+      ...(password === undefined ? {} : { password }),
+      ...(verifier === undefined ? {} : { verifier }),
+    };
+  });
+  return {
+    method: reader.choice("method", AUTH_METHODS, d.method),
+    users,
+    operators: reader.stringList("operators"),
+    passthrough: reader.boolean("passthrough", d.passthrough),
+  };
+}
+
+function readPool(reader: FieldReader | undefined): PoolConfig {
+  const d = DEFAULTS.pool;
+  if (reader === undefined) return { ...d };
+  reader.onlyKnown([
+    "min",
+    "max",
+    "connect_timeout_ms",
+    "idle_timeout_ms",
+    "checkout_timeout_ms",
+    "max_waiters",
+    "warm",
+  ]);
+  const pool: PoolConfig = {
+    min: reader.integer("min", d.min, 0, 10_000),
+    max: reader.integer("max", d.max, 1, 10_000),
+    connectTimeoutMs: reader.integer("connect_timeout_ms", d.connectTimeoutMs, 1, MAX_MS),
+    idleTimeoutMs: reader.integer("idle_timeout_ms", d.idleTimeoutMs, 0, MAX_MS),
+    checkoutTimeoutMs: reader.integer("checkout_timeout_ms", d.checkoutTimeoutMs, 1, MAX_MS),
+    maxWaiters: reader.integer("max_waiters", d.maxWaiters, 0, 10_000_000),
+    warm: reader.boolean("warm", d.warm),
+  };
+  if (pool.min > pool.max) reader.fail("invalid_value", "min", `min (${pool.min}) exceeds max (${pool.max})`);
+  return pool;
+}
+
+function readTls(reader: FieldReader | undefined): TlsConfig {
+  const d = DEFAULTS.tls;
+  if (reader === undefined) return { requireClientTls: d.requireClientTls, backendSslmode: d.backendSslmode };
+  reader.onlyKnown(["cert", "key", "require_client_tls", "backend_sslmode", "backend_ca"]);
+  const cert = reader.string("cert");
+  const key = reader.string("key");
+  const backendCa = reader.string("backend_ca");
+  if ((cert === undefined) !== (key === undefined)) {
+    reader.fail("missing_field", cert === undefined ? "cert" : "key", "cert and key are given together");
+  }
+  const requireClientTls = reader.boolean("require_client_tls", d.requireClientTls);
+  if (requireClientTls && cert === undefined) {
+    reader.fail("missing_field", "cert", "require_client_tls needs a certificate");
+  }
+  return {
+    requireClientTls,
+    backendSslmode: reader.choice("backend_sslmode", SSL_MODES, d.backendSslmode),
+    ...(cert === undefined ? {} : { cert }),
+    ...(key === undefined ? {} : { key }),
+    ...(backendCa === undefined ? {} : { backendCa }),
+  };
+}
+
+function readAdmin(reader: FieldReader | undefined): AdminConfig | undefined {
+  if (reader === undefined) return undefined;
+  const d = DEFAULTS.admin;
+  reader.onlyKnown(["host", "port", "password", "tls"]);
+  const password = reader.string("password");
+  return {
+    host: reader.string("host", d.host),
+    port: reader.integer("port", d.port, 0, MAX_PORT),
+    tls: reader.boolean("tls", d.tls),
+    ...(password === undefined ? {} : { password }),
+  };
+}
+
+function readDirectoryStore(
+  reader: FieldReader | undefined,
+  regionIds: readonly string[],
+): DirectoryStoreConfig | undefined {
+  if (reader === undefined) return undefined;
+  const d = DEFAULTS.directoryStore;
+  reader.onlyKnown([
+    "shared",
+    "authority",
+    "table",
+    "poll_ms",
+    "lease_ms",
+    "record_new_keys",
+    "guard",
+    "hold_ms",
+    "lock_timeout_ms",
+  ]);
+  const store: DirectoryStoreConfig = {
+    shared: reader.boolean("shared", d.shared),
+    authority: reader.choice("authority", ["home", "majority", ...regionIds], d.authority),
+    table: reader.string("table", d.table),
+    pollMs: reader.integer("poll_ms", d.pollMs, 1, MAX_MS),
+    leaseMs: reader.integer("lease_ms", d.leaseMs, 1, MAX_MS),
+    recordNewKeys: reader.boolean("record_new_keys", d.recordNewKeys),
+    guard: reader.boolean("guard", d.guard),
+    holdMs: reader.integer("hold_ms", d.holdMs, 1, MAX_MS),
+    lockTimeoutMs: reader.integer("lock_timeout_ms", d.lockTimeoutMs, 1, MAX_MS),
+  };
+  if (store.authority === "majority" && store.leaseMs < 3 * store.pollMs) {
+    reader.fail(
+      "invalid_value",
+      "lease_ms",
+      `with authority = "majority", lease_ms (${store.leaseMs}) must be at least 3 x poll_ms (${store.pollMs})`,
+    );
+  }
+  return store;
+}
+
+function readGather(reader: FieldReader | undefined): GatherConfig {
+  const d = DEFAULTS.gather;
+  if (reader === undefined) return { ...d };
+  reader.onlyKnown(["max_rows", "max_bytes"]);
+  return {
+    maxRows: reader.integer("max_rows", d.maxRows, 0, Number.MAX_SAFE_INTEGER),
+    maxBytes: reader.integer("max_bytes", d.maxBytes, 0, Number.MAX_SAFE_INTEGER),
+  };
+}

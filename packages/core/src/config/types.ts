@@ -1,0 +1,141 @@
+import type { AUTH_METHODS, KEY_TYPES, PLACEMENTS, RESIDENCIES, SSL_MODES } from "./defaults.js";
+
+export type RegionId = string;
+export type Placement = (typeof PLACEMENTS)[number];
+export type Residency = (typeof RESIDENCIES)[number];
+export type KeyType = (typeof KEY_TYPES)[number];
+export type AuthMethod = (typeof AUTH_METHODS)[number];
+export type SslMode = (typeof SSL_MODES)[number];
+
+/** A PostgreSQL server: a region's primary or one of its replicas. */
+export interface Endpoint {
+  readonly host: string;
+  readonly port: number;
+  readonly database: string;
+  readonly user?: string;
+  readonly password?: string;
+}
+
+export interface RegionConfig {
+  readonly id: RegionId;
+  /** Regions that share a location are shards of it. Defaults to the id. */
+  readonly location: string;
+  readonly primary: Endpoint;
+  readonly replicas: readonly Endpoint[];
+  readonly home: boolean;
+}
+
+/** Where a table's rows live. */
+export type TablePolicy =
+  | {
+      readonly table: string;
+      readonly placement: "geo_partitioned";
+      readonly key: string;
+      readonly residency: Residency;
+    }
+  | {
+      readonly table: string;
+      readonly placement: "global_replicated";
+      /** Writes go there alone and PostgreSQL replication copies them on; without it, every copy is written. */
+      readonly writer?: RegionId;
+      readonly residency: "none";
+    }
+  | {
+      readonly table: string;
+      readonly placement: "pinned";
+      readonly region: RegionId;
+      readonly residency: Residency;
+    };
+
+/** The policy given to tables the configuration does not list, without a table name. */
+export type DefaultPlacement =
+  | { readonly placement: "global_replicated"; readonly writer?: RegionId }
+  | { readonly placement: "pinned"; readonly region: RegionId };
+
+export interface ServerConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly node: string;
+  readonly trustBeyondLoopback: boolean;
+  readonly maxConnections: number;
+  readonly analysisCacheSize: number;
+}
+
+export interface RoutingConfig {
+  readonly keyType: KeyType;
+  readonly defaultPlacement?: DefaultPlacement;
+}
+
+export interface AuthUser {
+  readonly name: string;
+  readonly password?: string;
+  readonly verifier?: string;
+}
+
+export interface AuthConfig {
+  readonly method: AuthMethod;
+  readonly users: readonly AuthUser[];
+  readonly operators: readonly string[];
+  readonly passthrough: boolean;
+}
+
+export interface PoolConfig {
+  readonly min: number;
+  readonly max: number;
+  readonly connectTimeoutMs: number;
+  readonly idleTimeoutMs: number;
+  readonly checkoutTimeoutMs: number;
+  readonly maxWaiters: number;
+  readonly warm: boolean;
+}
+
+export interface TlsConfig {
+  readonly cert?: string;
+  readonly key?: string;
+  readonly requireClientTls: boolean;
+  readonly backendSslmode: SslMode;
+  readonly backendCa?: string;
+}
+
+export interface AdminConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly password?: string;
+  readonly tls: boolean;
+}
+
+export interface DirectoryStoreConfig {
+  readonly shared: boolean;
+  /** "home", "majority", or a region id. */
+  readonly authority: string;
+  readonly table: string;
+  readonly pollMs: number;
+  readonly leaseMs: number;
+  readonly recordNewKeys: boolean;
+  readonly guard: boolean;
+  readonly holdMs: number;
+  readonly lockTimeoutMs: number;
+}
+
+export interface GatherConfig {
+  readonly maxRows: number;
+  readonly maxBytes: number;
+}
+
+/** A validated configuration; every default filled in. */
+export interface GeoConfig {
+  /** The file it came from, for messages. */
+  readonly file: string;
+  readonly server: ServerConfig;
+  readonly regions: readonly RegionConfig[];
+  readonly tables: readonly TablePolicy[];
+  readonly routing: RoutingConfig;
+  readonly auth: AuthConfig;
+  readonly pool: PoolConfig;
+  readonly tls: TlsConfig;
+  /** Absent when the section is absent: the admin port is off unless configured. */
+  readonly admin?: AdminConfig;
+  /** Absent when the section is absent: the directory is the in-memory one. */
+  readonly directoryStore?: DirectoryStoreConfig;
+  readonly gather: GatherConfig;
+}

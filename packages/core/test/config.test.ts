@@ -1,0 +1,229 @@
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { ConfigError, DEFAULTS, loadConfig, parseConfig } from "../src/index.js";
+
+const examples = fileURLToPath(new URL("../../../examples/", import.meta.url));
+
+const REGIONS = `
+[[topology.regions]]
+id = "eu-west"
+home = true
+primary = { host = "eu.db" }
+
+[[topology.regions]]
+id = "us-east"
+primary = { host = "us.db", port = 6543 }
+`;
+
+function configError(text: string): ConfigError {
+  try {
+    parseConfig(text, "test.toml");
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("configuration", () => {
+  it("loads the example configuration with every default filled in", () => {
+    const config = loadConfig(`${examples}geoproxy.toml`);
+    expect(config.regions.map((region) => region.id)).toEqual(["eu-west", "us-east", "ap-south"]);
+    expect(config.regions.map((region) => region.primary.port)).toEqual([5433, 5434, 5435]);
+    expect(config.regions.find((region) => region.home)?.id).toBe("eu-west");
+    expect(config.server).toMatchObject({ host: "127.0.0.1", port: 6432, trustBeyondLoopback: false });
+    expect(config.pool.connectTimeoutMs).toBe(DEFAULTS.pool.connectTimeoutMs);
+    expect(config.tables.find((table) => table.table === "fx_rates")).toEqual({
+      table: "fx_rates",
+      placement: "global_replicated",
+      writer: "us-east",
+      residency: "none",
+    });
+    expect(config.admin).toBeUndefined();
+    expect(config.directoryStore).toBeUndefined();
+  });
+
+  it("accepts a file holding only the topology and the tables", () => {
+    const config = loadConfig(`${examples}topology.toml`);
+    expect(config.tables).toHaveLength(5);
+    expect(config.server.port).toBe(6432);
+    expect(config.gather).toEqual(DEFAULTS.gather);
+    expect(config.regions[0]!.location).toBe("eu-west");
+    expect(config.regions[0]!.primary.database).toBe("shop");
+  });
+
+  it("gives a region's port and location their defaults and keeps its replicas", () => {
+    const config = parseConfig(`
+[[topology.regions]]
+id = "eu-west-2"
+location = "eu-west"
+home = true
+primary = { host = "eu2.db" }
+replicas = [{ host = "eu2-r1.db" }, { host = "eu2-r2.db", port = 5440 }]
+`);
+    const region = config.regions[0]!;
+    expect(region.location).toBe("eu-west");
+    expect(region.primary).toEqual({ host: "eu2.db", port: 5432, database: "postgres" });
+    expect(region.replicas.map((replica) => `${replica.host}:${replica.port}`)).toEqual([
+      "eu2-r1.db:5432",
+      "eu2-r2.db:5440",
+    ]);
+  });
+
+  it("refuses an unknown field, naming the file, the line, the path and the known fields", () => {
+    const error = configError(`${REGIONS}
+[[tables]]
+table = "users"
+placement = "geo_partitioned"
+key = "tenant_id"
+residncy = "strict"
+`);
+    expect(error.code).toBe("unknown_field");
+    expect(error.file).toBe("test.toml");
+    expect(error.line).toBe(15);
+    expect(error.path).toBe("tables[0].residncy");
+    expect(error.choices).toContain("residency");
+    expect(error.message).toMatch(/^test\.toml:15: tables\[0\]\.residncy: unknown field \(valid: table, /);
+  });
+
+  it("refuses an unknown placement and lists the valid ones", () => {
+    const error = configError(`${REGIONS}
+[[tables]]
+table = "users"
+placement = "sharded"
+`);
+    expect(error.code).toBe("invalid_value");
+    expect(error.line).toBe(13);
+    expect(error.choices).toEqual(["geo_partitioned", "global_replicated", "pinned"]);
+  });
+
+  it("refuses a pinned table whose region is not in the topology, listing the regions", () => {
+    const error = configError(`${REGIONS}
+[[tables]]
+table = "eu_audit"
+placement = "pinned"
+region = "eu-central"
+`);
+    expect(error.path).toBe("tables[0].region");
+    expect(error.choices).toEqual(["eu-west", "us-east"]);
+  });
+
+  it("refuses a geo-partitioned table without a key and a pinned table without a region", () => {
+    expect(configError(`${REGIONS}\n[[tables]]\ntable = "users"\nplacement = "geo_partitioned"\n`).path).toBe(
+      "tables[0].key",
+    );
+    expect(configError(`${REGIONS}\n[[tables]]\ntable = "a"\nplacement = "pinned"\n`).code).toBe(
+      "missing_field",
+    );
+  });
+
+  it("refuses fields that belong to another placement", () => {
+    const error = configError(
+      `${REGIONS}\n[[tables]]\ntable = "c"\nplacement = "global_replicated"\nkey = "id"\n`,
+    );
+    expect(error.path).toBe("tables[0].key");
+    expect(error.detail).toMatch(/does not apply to global_replicated/);
+  });
+
+  it("refuses strict residency on a replicated table", () => {
+    const error = configError(
+      `${REGIONS}\n[[tables]]\ntable = "c"\nplacement = "global_replicated"\nresidency = "strict"\n`,
+    );
+    expect(error.path).toBe("tables[0].residency");
+  });
+
+  it("requires exactly one home region", () => {
+    const none = configError(`[[topology.regions]]\nid = "a"\nprimary = { host = "a" }\n`);
+    expect(none.detail).toMatch(/none does/);
+    const two = configError(
+      `[[topology.regions]]\nid = "a"\nhome = true\nprimary = { host = "a" }\n[[topology.regions]]\nid = "b"\nhome = true\nprimary = { host = "b" }\n`,
+    );
+    expect(two.detail).toMatch(/a and b do/);
+    expect(two.line).toBe(7);
+  });
+
+  it("requires a topology", () => {
+    expect(configError(`[server]\nport = 7000\n`).code).toBe("missing_field");
+  });
+
+  it("refuses a region declared twice and a table given two policies", () => {
+    expect(
+      configError(`${REGIONS}\n[[topology.regions]]\nid = "us-east"\nprimary = { host = "x" }\n`).code,
+    ).toBe("duplicate");
+    const twice = `${REGIONS}\n[[tables]]\ntable = "t"\nplacement = "pinned"\nregion = "eu-west"\n`;
+    expect(configError(twice + twice.slice(REGIONS.length)).code).toBe("duplicate");
+  });
+
+  it("reports a TOML syntax error with its line", () => {
+    const error = configError(`[server]\nport = 6432\nhost = \n`);
+    expect(error.code).toBe("syntax");
+    expect(error.line).toBe(3);
+  });
+
+  it("reports a value of the wrong type at the line of its inline table", () => {
+    const error = configError(
+      `[[topology.regions]]\nid = "a"\nhome = true\nprimary = { host = "a", port = "5432" }\n`,
+    );
+    expect(error.code).toBe("wrong_type");
+    expect(error.path).toBe("topology.regions[0].primary.port");
+    expect(error.line).toBe(4);
+  });
+
+  it("reads a default placement for unlisted tables, defaulting a pinned one to the home region", () => {
+    const config = parseConfig(`${REGIONS}\n[routing]\ndefault_placement = { placement = "pinned" }\n`);
+    expect(config.routing.defaultPlacement).toEqual({ placement: "pinned", region: "eu-west" });
+    const none = parseConfig(`${REGIONS}\n[routing]\ndefault_placement = "none"\n`);
+    expect(none.routing.defaultPlacement).toBeUndefined();
+  });
+
+  it("checks that a majority directory store leases for at least three polls", () => {
+    const error = configError(
+      `${REGIONS}\n[directory_store]\nauthority = "majority"\npoll_ms = 1000\nlease_ms = 2000\n`,
+    );
+    expect(error.path).toBe("directory_store.lease_ms");
+    const store = parseConfig(
+      `${REGIONS}\n[directory_store]\nshared = true\nauthority = "us-east"\n`,
+    ).directoryStore;
+    expect(store).toMatchObject({
+      shared: true,
+      authority: "us-east",
+      pollMs: DEFAULTS.directoryStore.pollMs,
+    });
+  });
+
+  it("refuses a pool whose minimum exceeds its maximum and an out-of-range port", () => {
+    expect(configError(`${REGIONS}\n[pool]\nmin = 30\nmax = 10\n`).path).toBe("pool.min");
+    expect(configError(`${REGIONS}\n[server]\nport = 70000\n`).path).toBe("server.port");
+  });
+
+  it("reads auth, tls and admin sections with their documented fields only", () => {
+    const config = parseConfig(`${REGIONS}
+[auth]
+method = "scram-sha-256"
+operators = ["ops"]
+users = [{ name = "app", password = "secret" }]
+
+[tls]
+cert = "server.crt"
+key = "server.key"
+backend_sslmode = "verify-full"
+
+[admin]
+port = 9100
+`);
+    expect(config.auth).toEqual({
+      method: "scram-sha-256",
+      operators: ["ops"],
+      users: [{ name: "app", password: "secret" }],
+      passthrough: false,
+    });
+    expect(config.tls.backendSslmode).toBe("verify-full");
+    expect(config.admin).toEqual({ host: "127.0.0.1", port: 9100, tls: false });
+    expect(configError(`${REGIONS}\n[tls]\nbackend_sslmode = "allow"\n`).choices).toContain("verify-ca");
+    expect(configError(`${REGIONS}\n[admin]\nbind = "0.0.0.0"\n`).code).toBe("unknown_field");
+  });
+
+  it("names the file when it cannot be read", () => {
+    expect(() => loadConfig("/nonexistent/geoproxy.toml")).toThrow(/\/nonexistent\/geoproxy.toml/);
+  });
+});
