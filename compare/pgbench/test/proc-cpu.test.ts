@@ -1,0 +1,20 @@
+import { describe, expect, it } from "vitest";
+import { cpuSecondsOfTree, parseProcStat } from "../src/index.js";
+
+describe("CPU time from /proc", () => {
+  it("counts fields from the last parenthesis, so a command name with spaces or ')' cannot shift them", () => {
+    const fields = ["S", "41", "41", "41", "0", "-1", "4194560", "120", "0", "0", "0", "250", "37"];
+    const stat = `4242 (node (relay) x) ${fields.join(" ")} 0 0 20 0 1 0 100 0 0`;
+    expect(parseProcStat(stat)).toEqual({ ppid: 41, ticks: 287 });
+  });
+
+  it("charges a process for the CPU it burns", () => {
+    const before = cpuSecondsOfTree(process.pid);
+    const until = Date.now() + 120;
+    let spin = 0;
+    while (Date.now() < until) spin++;
+    const after = cpuSecondsOfTree(process.pid);
+    expect(spin).toBeGreaterThan(0);
+    expect(after - before).toBeGreaterThanOrEqual(0.05);
+  });
+});
