@@ -4,3 +4,22 @@ export type { PgCluster, PgServer, StartClusterOptions } from "./cluster/pg-clus
 export { startCluster } from "./cluster/pg-cluster.js";
 export type { PostgresBinaries } from "./cluster/postgres-binaries.js";
 export { findPostgresBinaries, PostgresMissingError } from "./cluster/postgres-binaries.js";
+export type {
+  FakeAuth,
+  FakeBackendOptions,
+  FakeConnection,
+  FakeFailures,
+  RecordedStatement,
+} from "./fake/fake-backend.js";
+export { FakeBackend } from "./fake/fake-backend.js";
+export type {
+  FakeColumn,
+  FakeContext,
+  FakeHandler,
+  FakeParams,
+  FakeReply,
+  FakeRule,
+  FakeValue,
+  StatementMatcher,
+} from "./fake/script.js";
+export { splitStatements } from "./fake/split-statements.js";
