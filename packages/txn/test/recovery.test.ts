@@ -1,0 +1,154 @@
+import { describe, expect, it } from "vitest";
+import { Coordinator, Recovery } from "../src/index.js";
+import { FakeConnector, FakeRegion } from "./support/fake-region.js";
+import { MemoryDecisionLog } from "./support/memory-decision-log.js";
+
+function setup(graceMs = 1000) {
+  const regions = [new FakeRegion("eu"), new FakeRegion("us")];
+  const log = new MemoryDecisionLog();
+  const coordinator = new Coordinator({ prefix: "geo_a", log });
+  const recovery = new Recovery({
+    coordinator,
+    log,
+    connector: new FakeConnector(regions),
+    regions: regions.map((r) => r.name),
+    graceMs,
+  });
+  const [eu, us] = regions as [FakeRegion, FakeRegion];
+  return { eu, us, log, coordinator, recovery };
+}
+
+describe("Recovery", () => {
+  it("commits what the log decided to commit and marks the decision complete", async () => {
+    const { eu, us, log, coordinator, recovery } = setup();
+    const gid = coordinator.newGid();
+    eu.leavePrepared(gid);
+    us.leavePrepared(gid);
+    await log.decide({ gid, decision: "commit", participants: ["eu", "us"], decidedAt: 1 });
+    const report = await recovery.runOnce();
+    expect(report.committed).toEqual([
+      { gid, region: "eu" },
+      { gid, region: "us" },
+    ]);
+    expect(eu.committed).toEqual([gid]);
+    expect(us.committed).toEqual([gid]);
+    expect(report.completed).toEqual([gid]);
+    expect(await log.pending()).toEqual([]);
+  });
+
+  it("leaves an undecided transaction alone within the grace period, then records an abort and rolls it back", async () => {
+    const { eu, us, log, coordinator, recovery } = setup(1000);
+    const gid = coordinator.newGid();
+    eu.leavePrepared(gid, 10);
+    const early = await recovery.runOnce();
+    expect(early.waiting).toEqual([{ gid, region: "eu", ageMs: 10 }]);
+    expect(eu.prepared.has(gid)).toBe(true);
+    expect(coordinator.inDoubt()).toMatchObject([{ gid, phase: "awaiting-recovery", decided: false }]);
+
+    eu.now += 1000;
+    const late = await recovery.runOnce();
+    expect(late.rolledBack).toEqual([{ gid, region: "eu" }]);
+    expect((await log.lookup(gid))?.decision).toBe("abort");
+    expect(eu.prepared.size).toBe(0);
+    expect(eu.committed).toEqual([]);
+    expect(us.statements.filter((s) => !s.includes("pg_prepared_xacts"))).toEqual([]);
+    expect(coordinator.inDoubt()).toEqual([]);
+  });
+
+  it("never touches prepared transactions another system or another prefix issued", async () => {
+    const { eu, recovery } = setup(0);
+    const others = [
+      "foreign_1",
+      new Coordinator({ prefix: "geo_a_b", log: new MemoryDecisionLog() }).newGid(),
+      new Coordinator({ prefix: "geo_ab", log: new MemoryDecisionLog() }).newGid(),
+      "geo_a_not-a-unique-part",
+    ];
+    for (const gid of others) eu.leavePrepared(gid, 1_000_000);
+    const report = await recovery.runOnce();
+    expect(report.rolledBack).toEqual([]);
+    expect(report.committed).toEqual([]);
+    expect([...eu.prepared.keys()]).toEqual(others);
+    expect(eu.sent("ROLLBACK")).toEqual([]);
+  });
+
+  it("leaves alone a transaction its coordinator is still driving, even past the grace period", async () => {
+    const regions = [new FakeRegion("eu"), new FakeRegion("us")];
+    const log = new MemoryDecisionLog();
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const coordinator = new Coordinator({
+      prefix: "geo_a",
+      log,
+      observer: { onStep: ({ step }) => (step === "decide" ? held : undefined) },
+    });
+    const recovery = new Recovery({
+      coordinator,
+      log,
+      connector: new FakeConnector(regions),
+      regions: ["eu", "us"],
+      graceMs: 0,
+    });
+    const commit = coordinator.commit(regions.map((r) => r.participant()));
+    await new Promise((r) => setTimeout(r, 5));
+    for (const region of regions) region.now += 10_000;
+    const report = await recovery.runOnce();
+    expect(report.rolledBack).toEqual([]);
+    release();
+    const result = await commit;
+    expect(result.outcome).toBe("committed");
+    for (const region of regions) expect(region.committed).toEqual([result.gid]);
+  });
+
+  it("completes a pending decision whose transactions are no longer prepared anywhere", async () => {
+    const { log, coordinator, recovery } = setup();
+    const gid = coordinator.newGid();
+    await log.decide({ gid, decision: "commit", participants: ["eu", "us"], decidedAt: 1 });
+    const report = await recovery.runOnce();
+    expect(report.completed).toEqual([gid]);
+    expect(await log.pending()).toEqual([]);
+  });
+
+  it("keeps a decision pending while one of its regions cannot be scanned, and reports the failure", async () => {
+    const { eu, us, log, coordinator, recovery } = setup();
+    const gid = coordinator.newGid();
+    eu.leavePrepared(gid);
+    us.leavePrepared(gid);
+    await log.decide({ gid, decision: "commit", participants: ["eu", "us"], decidedAt: 1 });
+    us.down = true;
+    const report = await recovery.runOnce();
+    expect(report.committed).toEqual([{ gid, region: "eu" }]);
+    expect(report.failures.map((f) => f.region)).toEqual(["us"]);
+    expect(report.completed).toEqual([]);
+    expect((await log.pending()).map((r) => r.gid)).toEqual([gid]);
+    expect(coordinator.inDoubt()).toMatchObject([{ gid, decided: true }]);
+    expect(coordinator.isDecided(gid)).toBe(true);
+
+    us.down = false;
+    const next = await recovery.runOnce();
+    expect(next.committed).toEqual([{ gid, region: "us" }]);
+    expect(next.completed).toEqual([gid]);
+    expect(coordinator.inDoubt()).toEqual([]);
+  });
+
+  it("shares one pass between concurrent runs and closes every connection it opened", async () => {
+    const regions = [new FakeRegion("eu")];
+    const opened: Array<{ closed: boolean }> = [];
+    const connector = new FakeConnector(regions);
+    const counting = {
+      connect: async (region: string) => {
+        const connection = (await connector.connect(region)) as unknown as { closed: boolean };
+        opened.push(connection);
+        return connection as never;
+      },
+    };
+    const log = new MemoryDecisionLog();
+    const coordinator = new Coordinator({ prefix: "geo_a", log });
+    const recovery = new Recovery({ coordinator, log, connector: counting, regions: ["eu"] });
+    const [a, b] = await Promise.all([recovery.runOnce(), recovery.runOnce()]);
+    expect(a).toBe(b);
+    expect(opened).toHaveLength(1);
+    expect(opened.every((c) => c.closed)).toBe(true);
+  });
+});
