@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 
 /** One connection per region inside BEGIN, each having inserted row `id`. */
-async function writeEverywhere(id: number, count = REGIONS.length): Promise<PgConnection[]> {
+async function writeEverywhere(id: number, count: number = REGIONS.length): Promise<PgConnection[]> {
   return Promise.all(
     REGIONS.slice(0, count).map(async (region, i) => {
       const connection = await PgConnection.open(region, cluster.servers[i]!.url);
