@@ -1,4 +1,7 @@
 /** Fake PostgreSQL backend on a real socket and a launcher for real PostgreSQL servers. */
+
+export type { RawConnectOptions, RawQueryResult } from "./client/raw-client.js";
+export { RawClient } from "./client/raw-client.js";
 export { isPortOpen } from "./cluster/free-port.js";
 export type { PgCluster, PgServer, StartClusterOptions } from "./cluster/pg-cluster.js";
 export { startCluster } from "./cluster/pg-cluster.js";
