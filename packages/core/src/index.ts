@@ -44,3 +44,42 @@ export { canonicalKey, keyHash, placeKey, shardFor } from "./topology/placement.
 export { compareIds, Topology } from "./topology/topology.js";
 
 export const packageName = "@geo/core";
+export type { Refusal, RefusalCode } from "./errors/refusals.js";
+export {
+  REFUSAL_CODES,
+  refuseCopyAcrossRegions,
+  refuseCrossRegionJoin,
+  refuseExplainAcrossRegions,
+  refuseKeyUpdate,
+  refuseReplicatedWriteFromRows,
+  refuseReplicatedWriteVolatile,
+  refuseResidency,
+  refuseUncombinable,
+  refuseUnknownRegionHint,
+  refuseUnplaceableInsertRow,
+  refuseUnplacedTable,
+  refuseUnsplittableInsert,
+  refuseUtilityAcrossRegions,
+  refuseWriteReadsElsewhere,
+  refuseWritingCteAcrossRegions,
+} from "./errors/refusals.js";
+export type { ExplainOptions } from "./explain/explain.js";
+export { explain, formatPlan } from "./explain/explain.js";
+export { parseArrayLiteral } from "./planner/array-literal.js";
+export type {
+  AccessMode,
+  DeferredPlan,
+  DistributedWritePlan,
+  LocalPlan,
+  Plan,
+  PlanKind,
+  RefusedPlan,
+  RegionStatement,
+  ScatterPlan,
+  SinglePlan,
+} from "./planner/plan.js";
+export { ACCESS_MODES, PLAN_KINDS } from "./planner/plan.js";
+export type { ParamValue, PlanContext } from "./planner/planner.js";
+export { plan } from "./planner/planner.js";
+export { schemaInfoFor } from "./planner/schema-info.js";
+export { MAX_REGIONS } from "./topology/topology.js";

@@ -1,0 +1,72 @@
+import type { MergePlan } from "@geo/sql";
+import type { GatherConfig, RegionId } from "../config/types.js";
+import type { Refusal } from "../errors/refusals.js";
+
+export const PLAN_KINDS = ["single", "scatter", "distributed-write", "deferred", "refused", "local"] as const;
+export type PlanKind = (typeof PLAN_KINDS)[number];
+
+export const ACCESS_MODES = ["read-only", "read-write"] as const;
+export type AccessMode = (typeof ACCESS_MODES)[number];
+
+export interface RegionStatement {
+  readonly region: RegionId;
+  readonly sql: string;
+}
+
+/** The whole statement in one region, relayed as the backend answers. */
+export interface SinglePlan {
+  readonly kind: "single";
+  readonly region: RegionId;
+  /** read-only may go to a replica (a later issue); read-write needs the primary. */
+  readonly access: AccessMode;
+  readonly sql: string;
+}
+
+/** A read run in several regions and combined as `merge` says. */
+export interface ScatterPlan {
+  readonly kind: "scatter";
+  readonly regions: readonly RegionId[];
+  /** What each region runs; for a gather, one entry per shipped table and region. */
+  readonly statements: readonly RegionStatement[];
+  /** How the answers combine (never the refused or scatter-write tiers). */
+  readonly merge: Exclude<MergePlan, { tier: "refused" } | { tier: "scatter-write" }>;
+  /** Where a home finish runs. */
+  readonly home: RegionId;
+  /**
+   * False when a strict-residency table is involved: the proxy may merge rows itself but must not
+   * ship them to the home region. An ordered merge whose keys the proxy cannot compare is then refused.
+   */
+  readonly homeFinishAllowed: boolean;
+  /** For a gather: the bounds past which it is refused. */
+  readonly gatherLimits?: GatherConfig;
+  /** For a gather: the regions each shipped table (index into the analysis' tables) is read from. */
+  readonly gatherSources?: readonly { readonly table: number; readonly regions: readonly RegionId[] }[];
+}
+
+/** A write in several regions, committed in two phases. */
+export interface DistributedWritePlan {
+  readonly kind: "distributed-write";
+  readonly regions: readonly RegionId[];
+  readonly statements: readonly RegionStatement[];
+  readonly commit: "two-phase";
+}
+
+/** The route depends on parameters not bound yet (a Parse without Bind). */
+export interface DeferredPlan {
+  readonly kind: "deferred";
+  /** 1-based parameter numbers the decision needs. */
+  readonly params: readonly number[];
+}
+
+export interface RefusedPlan {
+  readonly kind: "refused";
+  readonly refusal: Refusal;
+}
+
+/** Handled by the session itself: transaction control, session settings, console commands, empty queries. */
+export interface LocalPlan {
+  readonly kind: "local";
+  readonly what: "transaction" | "session" | "console" | "empty";
+}
+
+export type Plan = SinglePlan | ScatterPlan | DistributedWritePlan | DeferredPlan | RefusedPlan | LocalPlan;
