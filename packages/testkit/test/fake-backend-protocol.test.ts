@@ -1,0 +1,194 @@
+import {
+  type BackendMessage,
+  encodeBind,
+  encodeDescribe,
+  encodeExecute,
+  encodeFlush,
+  encodeParse,
+  encodeSync,
+} from "@geo/proto";
+import pg from "pg";
+import postgres from "postgres";
+import { afterEach, describe, expect, it } from "vitest";
+import { FakeBackend, RawClient, splitStatements } from "../src/index.js";
+
+const fakes: FakeBackend[] = [];
+
+async function startFake(options: Parameters<typeof FakeBackend.start>[0] = {}): Promise<FakeBackend> {
+  const fake = await FakeBackend.start(options);
+  fakes.push(fake);
+  return fake;
+}
+
+afterEach(async () => {
+  await Promise.all(fakes.splice(0).map((fake) => fake.close()));
+});
+
+async function readUntilReady(client: RawClient): Promise<BackendMessage[]> {
+  const messages: BackendMessage[] = [];
+  for (;;) {
+    const message = await client.next();
+    messages.push(message);
+    if (message.type === "ReadyForQuery") return messages;
+  }
+}
+
+const threeRows = { columns: [{ name: "n", typeOid: 23 }], rows: [[1], [2], [3]] };
+
+function bind(portal = "", statement = "") {
+  return encodeBind({ portal, statement, paramFormats: [], params: [], resultFormats: [] });
+}
+
+describe("FakeBackend extended protocol", () => {
+  it("suspends a portal at the row limit and resumes it", async () => {
+    const fake = await startFake({ rules: [{ match: "select n from three", reply: threeRows }] });
+    const client = await RawClient.connect({ host: fake.host, port: fake.port, user: "alice" });
+    client.send(
+      Buffer.concat([
+        encodeParse({ name: "", sql: "select n from three", paramTypes: [] }),
+        bind(),
+        encodeDescribe({ target: "P", name: "" }),
+        encodeExecute({ portal: "", maxRows: 2 }),
+        encodeExecute({ portal: "", maxRows: 0 }),
+        encodeSync(),
+      ]),
+    );
+    const messages = await readUntilReady(client);
+    expect(messages.map((message) => message.type)).toEqual([
+      "ParseComplete",
+      "BindComplete",
+      "RowDescription",
+      "DataRow",
+      "DataRow",
+      "PortalSuspended",
+      "DataRow",
+      "CommandComplete",
+      "ReadyForQuery",
+    ]);
+    expect(messages.at(-2)).toMatchObject({ type: "CommandComplete", tag: "SELECT 3" });
+    await client.close();
+  });
+
+  it("discards messages after an error until Sync and reports the failed transaction", async () => {
+    const fake = await startFake({
+      rules: [{ match: "select boom", reply: { error: { code: "22012", message: "division by zero" } } }],
+    });
+    const client = await RawClient.connect({ host: fake.host, port: fake.port, user: "alice" });
+    expect((await client.query("BEGIN")).status).toBe("T");
+    client.send(
+      Buffer.concat([
+        encodeParse({ name: "", sql: "select boom", paramTypes: [] }),
+        bind(),
+        encodeExecute({ portal: "", maxRows: 0 }),
+        encodeParse({ name: "", sql: "SELECT 1", paramTypes: [] }),
+        bind(),
+        encodeExecute({ portal: "", maxRows: 0 }),
+        encodeSync(),
+      ]),
+    );
+    const messages = await readUntilReady(client);
+    expect(messages.map((message) => message.type)).toEqual([
+      "ParseComplete",
+      "BindComplete",
+      "ErrorResponse",
+      "ReadyForQuery",
+    ]);
+    expect(messages[2]).toMatchObject({ fields: { code: "22012" } });
+    expect(messages[3]).toMatchObject({ status: "E" });
+    const inFailed = await client.query("SELECT 1");
+    expect(inFailed.error?.code).toBe("25P02");
+    expect((await client.query("ROLLBACK")).status).toBe("I");
+    expect(fake.statements.map((statement) => statement.sql)).toEqual([
+      "BEGIN",
+      "select boom",
+      "SELECT 1",
+      "ROLLBACK",
+    ]);
+    await client.close();
+  });
+
+  it("describes a named statement with its parameter types and answers Flush without Sync", async () => {
+    const fake = await startFake({
+      rules: [{ match: /^select n from three where n < \$1/, reply: threeRows }],
+    });
+    const client = await RawClient.connect({ host: fake.host, port: fake.port, user: "alice" });
+    client.send(
+      Buffer.concat([
+        encodeParse({ name: "s1", sql: "select n from three where n < $1 and n > $2", paramTypes: [23] }),
+        encodeDescribe({ target: "S", name: "s1" }),
+        encodeFlush(),
+      ]),
+    );
+    expect((await client.next()).type).toBe("ParseComplete");
+    expect(await client.next()).toMatchObject({ type: "ParameterDescription", typeOids: [23, 25] });
+    expect(await client.next()).toMatchObject({
+      type: "RowDescription",
+      fields: [{ name: "n", typeOid: 23 }],
+    });
+    client.send(encodeParse({ name: "s1", sql: "select 2", paramTypes: [] }));
+    client.send(encodeSync());
+    const duplicate = await readUntilReady(client);
+    expect(duplicate[0]).toMatchObject({ type: "ErrorResponse", fields: { code: "42P05" } });
+    await client.close();
+  });
+
+  it("reports SET of a reported setting with ParameterStatus and SHOW reads it back", async () => {
+    const fake = await startFake();
+    const client = await RawClient.connect({ host: fake.host, port: fake.port, user: "alice" });
+    expect(client.parameters["server_version"]).toBe("15.8");
+    expect(client.parameters["integer_datetimes"]).toBe("on");
+    await client.query("SET application_name = 'geo-test'");
+    expect(client.parameters["application_name"]).toBe("geo-test");
+    expect((await client.query("SHOW application_name")).rows).toEqual([["geo-test"]]);
+    await client.query("DISCARD ALL");
+    expect(client.parameters["application_name"]).toBe("");
+    await client.close();
+  });
+});
+
+describe("FakeBackend startup and authentication", () => {
+  it("refuses SSL with 'N' and lets a client that prefers SSL continue in clear", async () => {
+    const fake = await startFake();
+    const sql = postgres(fake.url(), { max: 1, ssl: "prefer", onnotice: () => {} });
+    expect(await sql`select 1`).toEqual([{ "?column?": 1 }]);
+    await sql.end();
+  });
+
+  it("logs node-postgres and postgres.js in with the right SCRAM-SHA-256 password", async () => {
+    const fake = await startFake({ auth: { method: "scram-sha-256", password: "s3cret" } });
+    const client = new pg.Client({ connectionString: fake.url("alice", "postgres", "s3cret") });
+    await client.connect();
+    expect((await client.query("SELECT 1")).rowCount).toBe(1);
+    await client.end();
+    const sql = postgres(fake.url("bob", "postgres", "s3cret"), { max: 1, onnotice: () => {} });
+    expect(await sql`select 1`).toHaveLength(1);
+    await sql.end();
+    const raw = await RawClient.connect({
+      host: fake.host,
+      port: fake.port,
+      user: "carol",
+      password: "s3cret",
+    });
+    expect(raw.authMethod).toBe("scram-sha-256");
+    expect(raw.serverVerified).toBe(true);
+    await raw.close();
+  });
+
+  it("refuses a wrong SCRAM-SHA-256 password with 28P01 and closes the connection", async () => {
+    const fake = await startFake({ auth: { method: "scram-sha-256", password: "s3cret" } });
+    const client = new pg.Client({ connectionString: fake.url("alice", "postgres", "wrong") });
+    await expect(client.connect()).rejects.toMatchObject({ code: "28P01" });
+    const sql = postgres(fake.url("alice", "postgres", "wrong"), { max: 1, onnotice: () => {} });
+    await expect(sql`select 1`).rejects.toMatchObject({ code: "28P01" });
+    await sql.end();
+    expect(fake.statements).toEqual([]);
+  });
+});
+
+describe("splitStatements", () => {
+  it("splits at top-level semicolons only", () => {
+    expect(
+      splitStatements("select ';' as a; select $x$;$x$ -- c;\n; /* a ; /* nested ; */ */ select \"a;b\"; ;"),
+    ).toEqual(["select ';' as a", "select $x$;$x$ -- c;", '/* a ; /* nested ; */ */ select "a;b"']);
+  });
+});
