@@ -14,7 +14,7 @@ import {
   type TxnError,
 } from "./errors.js";
 import { GidFactory } from "./gid.js";
-import type { Participant, ParticipantConnector, SqlExecutor } from "./participant.js";
+import type { Participant, ParticipantConnector, RecoveryConnection, SqlExecutor } from "./participant.js";
 import {
   commitPrepared,
   prepareTransaction,
@@ -396,32 +396,39 @@ export class Coordinator {
     }
   }
 
+  /**
+   * COMMIT PREPARED with retries: on the participant's own connection while it works (a cancelled or
+   * failed statement leaves it usable), on fresh connections from the connector once it has broken.
+   */
   private async commitOne(gid: string, participant: Participant): Promise<boolean> {
     const region = participant.region;
     await this.step("commit-prepared", gid, region);
+    let ownConnectionWorks = true;
     for (let attempt = 0; attempt < this.commitAttempts; attempt++) {
       if (attempt > 0) await sleep(backoffDelay(attempt - 1, this.retryBaseMs, this.retryMaxMs));
+      let fresh: RecoveryConnection | undefined;
       try {
-        if (attempt === 0 || this.connector === undefined) {
-          if (await settles(participant, commitPrepared(gid))) break;
-        } else {
-          const fresh = await this.connector.connect(region);
-          try {
-            if (await settles(fresh, commitPrepared(gid))) break;
-          } finally {
-            await fresh.close().catch(() => {});
-          }
+        if (!ownConnectionWorks) fresh = await this.connector!.connect(region);
+        await (fresh ?? participant).query(commitPrepared(gid));
+        await this.step("committed-prepared", gid, region);
+        return true;
+      } catch (error) {
+        // The decision is final, so only an earlier attempt whose answer was lost, or recovery, can
+        // have resolved it, and the same way.
+        if (sqlStateOf(error) === UNDEFINED_OBJECT) {
+          await this.step("committed-prepared", gid, region);
+          return true;
         }
-      } catch {
-        // Fall through to the next attempt.
+        await this.step("commit-prepared-failed", gid, region);
+        if (isConnectionFailure(error)) {
+          if (this.connector === undefined) return false;
+          ownConnectionWorks = false;
+        }
+      } finally {
+        await fresh?.close().catch(() => {});
       }
-      await this.step("commit-prepared-failed", gid, region);
-      // Without a connector the only connection is the participant's; once broken it stays broken.
-      if (this.connector === undefined) return false;
-      if (attempt === this.commitAttempts - 1) return false;
     }
-    await this.step("committed-prepared", gid, region);
-    return true;
+    return false;
   }
 
   private remember(gid: string): void {
@@ -465,10 +472,7 @@ export class Coordinator {
   }
 }
 
-/**
- * Runs a COMMIT/ROLLBACK PREPARED. "Does not exist" (42704) counts as done: the decision is final, so
- * only an earlier attempt whose answer was lost, or recovery, can have resolved it, and in the same way.
- */
+/** Runs a ROLLBACK PREPARED; "does not exist" (42704) counts as done, as nothing is left prepared. */
 async function settles(executor: SqlExecutor, sql: string): Promise<boolean> {
   try {
     await executor.query(sql);

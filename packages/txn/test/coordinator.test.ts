@@ -199,6 +199,15 @@ describe("Coordinator.commit", () => {
     expect(regions[1]!.committed).toEqual([result.gid]);
   });
 
+  it("retries a cancelled COMMIT PREPARED on the same connection, without a connector", async () => {
+    const { regions, coordinator, participants } = setup(["eu", "us"]);
+    regions[1]!.failOn("COMMIT PREPARED", pgError("57014", "canceling statement due to user request"), 1);
+    const result = await coordinator.commit(participants());
+    expect(result.outcome).toBe("committed");
+    expect(regions[1]!.sent("COMMIT PREPARED")).toHaveLength(2);
+    expect(regions[1]!.committed).toEqual([result.gid]);
+  });
+
   it("counts 'does not exist' on COMMIT PREPARED as already committed", async () => {
     const { regions, coordinator, participants } = setup(["eu", "us"]);
     regions[1]!.failOn("COMMIT PREPARED", pgError("42704", "prepared transaction does not exist"));
