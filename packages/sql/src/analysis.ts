@@ -39,6 +39,7 @@ export const PRIMARY_REASONS = [
   "transaction-control",
   "hint",
   "unknown-statement",
+  "listen-notify",
 ] as const;
 export type PrimaryReason = (typeof PRIMARY_REASONS)[number];
 
@@ -481,6 +482,19 @@ export interface Analysis {
   readonly explain?: { readonly analyze: boolean };
   /** How to combine this statement's answer when it runs in several regions. Built on first read. */
   readonly merge: MergePlan;
+  /**
+   * The gather fallback (tier 3): used when the planner finds that tables of the statement are not
+   * co-located (a `crossJoins` pair of geo-partitioned tables), so no region can answer for its own
+   * rows. Refused when the statement writes or locks. Built on first read.
+   */
+  readonly gather: GatherPlan | RefusedPlan;
+  /** MERGE: its WHEN actions in order (an INSERT action writes rows whose keys come from the source). */
+  readonly mergeActions?: readonly ("update" | "delete" | "insert" | "nothing")[];
+  /**
+   * The text could not be parsed but a `region=` hint sends it somewhere anyway: treat it as a write
+   * that may touch any geo-partitioned table.
+   */
+  readonly unparsed?: boolean;
 }
 
 /** What `Analyzer` needs to know about the schema. Fixed for the analyzer's lifetime (the cache relies on it). */

@@ -1,11 +1,73 @@
-import type { Analysis, AnalyzerOptions, CacheStats } from "./analysis.js";
-import { parserNotLoaded } from "./errors.js";
+import type {
+  Analysis,
+  AnalyzerOptions,
+  CacheStats,
+  Hints,
+  KeyConstraint,
+  KeyValue,
+  SchemaInfo,
+  TableRef,
+} from "./analysis.js";
+import { type AnalysisCore, classify, type InsertCore } from "./classify.js";
+import { readConsoleCommand } from "./console-command.js";
+import { multipleCommands, SqlAnalysisError } from "./errors.js";
+import { readHints } from "./hints.js";
+import { ANY, valuesOf } from "./key-lattice.js";
+import { arrayLiteralValues } from "./key-values.js";
+import { type Lexed, type LiftedLiteral, lex, shapeSql } from "./lexer.js";
+import { initSql, parseStatements } from "./parser.js";
+import { ShapeCache } from "./shape-cache.js";
+import { StatementAnalysis } from "./statement-analysis.js";
 
-/** Loads PostgreSQL's parser (WebAssembly) once; later calls return the same promise. */
-export async function initSql(): Promise<void> {}
+export { initSql };
+
+const DEFAULT_CACHE_SIZE = 4096;
+
+/**
+ * A cached shape: the analysis of the statement with its literals replaced by parameters numbered
+ * from `firstSlot`, and which parts mention those parameters (so a hit rebuilds only those).
+ */
+interface ShapeEntry {
+  readonly core: AnalysisCore;
+  readonly firstSlot: number;
+  readonly tablesWithSlots: readonly number[];
+  readonly insertHasSlots: boolean;
+}
+
+/** A shape whose normalised analysis disagreed with the original: always analysed cold. */
+const UNCACHEABLE = "uncacheable" as const;
+
+type CacheValue = ShapeEntry | typeof UNCACHEABLE;
+
+const UNPARSED_CORE: AnalysisCore = {
+  kind: "utility",
+  command: "",
+  readOnly: false,
+  needsPrimary: "hint",
+  transaction: undefined,
+  sessionEffects: [],
+  blocks: [],
+  tables: [],
+  links: [],
+  crossJoins: [],
+  flags: {
+    assignsKey: false,
+    volatileFunctions: [],
+    locking: undefined,
+    selectInto: false,
+    writingCte: false,
+    returning: false,
+  },
+  insertRows: undefined,
+  paramCount: 0,
+  explain: undefined,
+  mergeActions: undefined,
+};
 
 /**
  * Analyses statements against a fixed schema (key columns, user aggregates), with a shape cache.
+ * The schema is fixed for the analyzer's life because cached analyses depend on it: build a new
+ * analyzer when the placement changes.
  *
  * @example
  * const analyzer = await Analyzer.create({ keyColumns: new Map([["users", "tenant_id"]]) });
@@ -13,10 +75,19 @@ export async function initSql(): Promise<void> {}
  * a.tables[0]?.key; // { kind: "values", values: [{ kind: "literal", type: "string", text: "alice" }] }
  */
 export class Analyzer {
-  readonly #options: AnalyzerOptions;
+  readonly #schema: SchemaInfo;
+  readonly #cache: ShapeCache<CacheValue>;
+  #uncacheable = 0;
 
+  /** Requires `await initSql()` first; `Analyzer.create` does both. */
   constructor(options: AnalyzerOptions) {
-    this.#options = options;
+    this.#schema = {
+      keyColumns: new Map(options.keyColumns),
+      ...(options.aggregates === undefined
+        ? {}
+        : { aggregates: new Set([...options.aggregates].map((a) => a.toLowerCase())) }),
+    };
+    this.#cache = new ShapeCache(options.cacheSize ?? DEFAULT_CACHE_SIZE);
   }
 
   static async create(options: AnalyzerOptions): Promise<Analyzer> {
@@ -24,17 +95,236 @@ export class Analyzer {
     return new Analyzer(options);
   }
 
-  /** One statement (as a Parse message carries). Several statements are a 42601 error. */
-  analyze(_text: string): Analysis {
-    throw parserNotLoaded();
+  /**
+   * Analyses one statement (what a Parse message carries). Throws `SqlAnalysisError`: 42601 for a
+   * syntax error (PostgreSQL's message and position), an unreadable hint or several statements.
+   */
+  analyze(text: string): Analysis {
+    const consoleCommand = readConsoleCommand(text);
+    if (consoleCommand !== undefined) return this.#consoleAnalysis(text, consoleCommand);
+    const lexed = lex(text);
+    const hints = readHints(lexed.leadingComment);
+    if (lexed.multiple) {
+      const statements = this.#parseOrUnparsed(text, hints);
+      if (statements === undefined) return this.#unparsed(text, hints);
+      if (statements.length > 1) throw multipleCommands();
+    }
+    if (lexed.broken) return this.#cold(text, hints);
+    return this.#cached(text, lexed, hints);
   }
 
-  /** Every statement of a simple-query string, in order. */
-  analyzeBatch(_text: string): readonly Analysis[] {
-    throw parserNotLoaded();
+  /** Every statement of a simple-query string, in order (an empty string gives no statements). */
+  analyzeBatch(text: string): readonly Analysis[] {
+    const lexed = lex(text);
+    if (!lexed.multiple) {
+      const single = this.analyze(text);
+      return single.kind === "empty" ? [] : [single];
+    }
+    const hints = readHints(lexed.leadingComment);
+    const statements = this.#parseOrUnparsed(text, hints);
+    if (statements === undefined) return [this.#unparsed(text, hints)];
+    return statements
+      .filter((s) => s.node !== undefined)
+      .map((s, i) => (i === 0 ? this.analyze(s.text) : this.#withHints(s.text, hints)));
   }
 
   stats(): CacheStats {
-    return { hits: 0, misses: 0, uncacheable: 0, size: 0, capacity: this.#options.cacheSize ?? 4096 };
+    return {
+      hits: this.#cache.hits,
+      misses: this.#cache.misses,
+      uncacheable: this.#uncacheable,
+      size: this.#cache.size,
+      capacity: this.#cache.capacity,
+    };
   }
+
+  /** Analyses without the cache (what every cache hit must equal). */
+  analyzeCold(text: string): Analysis {
+    const consoleCommand = readConsoleCommand(text);
+    if (consoleCommand !== undefined) return this.#consoleAnalysis(text, consoleCommand);
+    const lexed = lex(text);
+    return this.#cold(text, readHints(lexed.leadingComment));
+  }
+
+  /** Later statements of a batch carry the batch's leading hint too. */
+  #withHints(text: string, hints: Hints): Analysis {
+    const lexed = lex(text);
+    const own = readHints(lexed.leadingComment);
+    const merged = own.key === undefined && own.region === undefined && !own.primary ? hints : own;
+    return this.#cached(text, lexed, merged);
+  }
+
+  #parseOrUnparsed(text: string, hints: Hints): ReturnType<typeof parseStatements> | undefined {
+    try {
+      return parseStatements(text);
+    } catch (error) {
+      if (hints.region !== undefined && error instanceof SqlAnalysisError && error.code === "syntax-error")
+        return undefined;
+      throw error;
+    }
+  }
+
+  #consoleAnalysis(text: string, command: NonNullable<ReturnType<typeof readConsoleCommand>>): Analysis {
+    const core: AnalysisCore = {
+      ...UNPARSED_CORE,
+      kind: "console",
+      command: "CONSOLE",
+      readOnly: true,
+      needsPrimary: undefined,
+    };
+    return new StatementAnalysis(core, text, { primary: false }, this.#schema, { console: command });
+  }
+
+  #unparsed(text: string, hints: Hints): Analysis {
+    return new StatementAnalysis(UNPARSED_CORE, text, hints, this.#schema, { unparsed: true });
+  }
+
+  #coldCore(text: string): AnalysisCore {
+    const statements = parseStatements(text);
+    if (statements.length > 1) throw multipleCommands();
+    return classify(statements[0]?.node, this.#schema);
+  }
+
+  #cold(text: string, hints: Hints): Analysis {
+    let core: AnalysisCore;
+    try {
+      core = this.#coldCore(text);
+    } catch (error) {
+      if (hints.region !== undefined && error instanceof SqlAnalysisError && error.code === "syntax-error") {
+        return this.#unparsed(text, hints);
+      }
+      throw error;
+    }
+    return new StatementAnalysis(core, text, hints, this.#schema);
+  }
+
+  #cached(text: string, lexed: Lexed, hints: Hints): Analysis {
+    const hit = this.#cache.get(lexed.shapeKey);
+    if (hit === UNCACHEABLE) return this.#cold(text, hints);
+    if (hit !== undefined)
+      return new StatementAnalysis(instantiate(hit, lexed.literals), text, hints, this.#schema);
+    let core: AnalysisCore;
+    try {
+      core = this.#coldCore(text);
+    } catch (error) {
+      if (hints.region !== undefined && error instanceof SqlAnalysisError && error.code === "syntax-error") {
+        return this.#unparsed(text, hints);
+      }
+      throw error;
+    }
+    this.#learn(lexed, core);
+    return new StatementAnalysis(core, text, hints, this.#schema);
+  }
+
+  /**
+   * On a miss: analyse the normalised statement too, and trust the shape only if, with this
+   * statement's literals put back, it gives exactly the original's analysis. A normaliser mistake
+   * (a sign, a literal that changes the grammar) then costs a miss, never a wrong answer.
+   */
+  #learn(lexed: Lexed, originalCore: AnalysisCore): void {
+    const firstSlot = lexed.maxParam + 1;
+    let shapeCore: AnalysisCore;
+    if (lexed.literals.length === 0) {
+      shapeCore = originalCore;
+    } else {
+      try {
+        shapeCore = this.#coldCore(shapeSql(lexed.shapeKey, firstSlot));
+      } catch {
+        this.#markUncacheable(lexed.shapeKey);
+        return;
+      }
+    }
+    const entry = makeEntry(shapeCore, firstSlot, lexed.maxParam);
+    if (!deepEqual(instantiate(entry, lexed.literals), originalCore)) {
+      this.#markUncacheable(lexed.shapeKey);
+      return;
+    }
+    this.#cache.set(lexed.shapeKey, entry);
+  }
+
+  #markUncacheable(key: string): void {
+    this.#uncacheable++;
+    this.#cache.set(key, UNCACHEABLE);
+  }
+}
+
+function hasSlot(values: readonly (KeyValue | undefined)[], firstSlot: number): boolean {
+  return values.some((v) => v !== undefined && v.kind !== "literal" && v.index >= firstSlot);
+}
+
+function makeEntry(core: AnalysisCore, firstSlot: number, maxParam: number): ShapeEntry {
+  const tablesWithSlots: number[] = [];
+  core.tables.forEach((t, i) => {
+    if (t.key.kind === "values" && hasSlot(t.key.values, firstSlot)) tablesWithSlots.push(i);
+  });
+  const insertHasSlots = core.insertRows !== undefined && hasSlot(core.insertRows.rowKeys, firstSlot);
+  const normalised = core.paramCount === maxParam ? core : { ...core, paramCount: maxParam };
+  return { core: normalised, firstSlot, tablesWithSlots, insertHasSlots };
+}
+
+function literalFor(slot: KeyValue, literal: LiftedLiteral | undefined): KeyValue[] | undefined {
+  if (literal === undefined) return undefined;
+  if (slot.kind === "param-array") {
+    return literal.kind === "string" ? arrayLiteralValues(literal.text, slot.cast) : undefined;
+  }
+  const value: KeyValue = { kind: "literal", type: literal.kind, text: literal.text };
+  return [slot.cast === undefined ? value : { ...value, cast: slot.cast }];
+}
+
+function instantiateValues(
+  values: readonly KeyValue[],
+  entry: ShapeEntry,
+  literals: readonly LiftedLiteral[],
+): KeyConstraint {
+  const out: KeyValue[] = [];
+  for (const v of values) {
+    if (v.kind === "literal" || v.index < entry.firstSlot) {
+      out.push(v);
+      continue;
+    }
+    const replaced = literalFor(v, literals[v.index - entry.firstSlot]);
+    if (replaced === undefined) return ANY;
+    out.push(...replaced);
+  }
+  return valuesOf(out);
+}
+
+/** The shape's analysis with this statement's literals in place of the shape's parameters. */
+function instantiate(entry: ShapeEntry, literals: readonly LiftedLiteral[]): AnalysisCore {
+  const core = entry.core;
+  if (entry.tablesWithSlots.length === 0 && !entry.insertHasSlots) return core;
+  let tables = core.tables;
+  if (entry.tablesWithSlots.length > 0) {
+    const copy = tables.slice();
+    for (const i of entry.tablesWithSlots) {
+      const t = copy[i] as TableRef;
+      if (t.key.kind !== "values") continue;
+      copy[i] = { ...t, key: instantiateValues(t.key.values, entry, literals) };
+    }
+    tables = copy;
+  }
+  let insertRows: InsertCore | undefined = core.insertRows;
+  if (entry.insertHasSlots && insertRows !== undefined) {
+    insertRows = {
+      ...insertRows,
+      rowKeys: insertRows.rowKeys.map((k) => {
+        if (k === undefined || k.kind === "literal" || k.index < entry.firstSlot) return k;
+        const replaced = literalFor(k, literals[k.index - entry.firstSlot]);
+        return replaced?.length === 1 ? replaced[0] : undefined;
+      }),
+    };
+  }
+  return { ...core, tables, insertRows };
+}
+
+function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ra = a as Record<string, unknown>;
+  const rb = b as Record<string, unknown>;
+  const ka = Object.keys(ra).filter((k) => ra[k] !== undefined);
+  const kb = Object.keys(rb).filter((k) => rb[k] !== undefined);
+  if (ka.length !== kb.length) return false;
+  return ka.every((k) => deepEqual(ra[k], rb[k]));
 }

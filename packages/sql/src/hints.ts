@@ -1,0 +1,63 @@
+import type { Hints } from "./analysis.js";
+import { unreadableHint } from "./errors.js";
+
+export const NO_HINTS: Hints = Object.freeze({ primary: false });
+
+const HINT_PREFIX = "geo:";
+
+/**
+ * Reads the hints of a leading comment. Only a comment whose text begins with `geo:` is a hint; any
+ * other comment is ignored. A `geo:` comment that does not parse is an error, never ignored: a hint
+ * that silently did nothing would route the statement somewhere the application did not ask for.
+ */
+export function readHints(leadingComment: string | undefined): Hints {
+  if (leadingComment === undefined) return NO_HINTS;
+  const body = leadingComment.trim();
+  if (!body.startsWith(HINT_PREFIX)) return NO_HINTS;
+  const words = body
+    .slice(HINT_PREFIX.length)
+    .split(/[\s,]+/)
+    .filter((w) => w.length > 0);
+  if (words.length === 0) throw unreadableHint(body, "it says nothing");
+  let key: string | undefined;
+  let region: string | undefined;
+  let primary = false;
+  for (const word of words) {
+    const eq = word.indexOf("=");
+    const name = (eq < 0 ? word : word.slice(0, eq)).toLowerCase();
+    const value = eq < 0 ? undefined : unquote(word.slice(eq + 1));
+    switch (name) {
+      case "primary":
+        if (value !== undefined) throw unreadableHint(body, "primary takes no value");
+        primary = true;
+        break;
+      case "key":
+        if (value === undefined || value.length === 0) throw unreadableHint(body, "key needs a value");
+        if (key !== undefined) throw unreadableHint(body, "key is given twice");
+        key = value;
+        break;
+      case "region":
+        if (value === undefined || value.length === 0) throw unreadableHint(body, "region needs a value");
+        if (region !== undefined) throw unreadableHint(body, "region is given twice");
+        region = value;
+        break;
+      default:
+        throw unreadableHint(body, `unknown word ${JSON.stringify(word)}`);
+    }
+  }
+  if (key !== undefined && region !== undefined)
+    throw unreadableHint(body, "key and region cannot both be given");
+  return {
+    primary,
+    ...(key === undefined ? {} : { key }),
+    ...(region === undefined ? {} : { region }),
+  };
+}
+
+function unquote(value: string): string {
+  if (value.length >= 2) {
+    const q = value[0];
+    if ((q === "'" || q === '"') && value[value.length - 1] === q) return value.slice(1, -1);
+  }
+  return value;
+}

@@ -1,0 +1,106 @@
+import type {
+  Analysis,
+  ConsoleCommand,
+  CrossJoin,
+  GatherPlan,
+  Hints,
+  InsertRows,
+  KeyLink,
+  MergePlan,
+  PrimaryReason,
+  QueryBlock,
+  RefusedPlan,
+  SchemaInfo,
+  SessionEffect,
+  StatementFlags,
+  StatementKind,
+  TableRef,
+  TransactionControl,
+} from "./analysis.js";
+import type { AnalysisCore } from "./classify.js";
+import { splitInsert } from "./insert-split.js";
+import { planGather, planMerge } from "./merge-plan.js";
+
+/**
+ * An `Analysis`: the shared, cached core of a statement's shape plus this statement's own text,
+ * hints and (built on first use) merge plan and INSERT splitter.
+ */
+export class StatementAnalysis implements Analysis {
+  readonly text: string;
+  readonly kind: StatementKind;
+  readonly command: string;
+  readonly readOnly: boolean;
+  readonly needsPrimary: PrimaryReason | undefined;
+  readonly transaction?: TransactionControl;
+  readonly sessionEffects: readonly SessionEffect[];
+  readonly blocks: readonly QueryBlock[];
+  readonly tables: readonly TableRef[];
+  readonly links: readonly KeyLink[];
+  readonly crossJoins: readonly CrossJoin[];
+  readonly flags: StatementFlags;
+  readonly insert?: InsertRows;
+  readonly hints: Hints;
+  readonly paramCount: number;
+  readonly console?: ConsoleCommand;
+  readonly explain?: { readonly analyze: boolean };
+  readonly mergeActions?: readonly ("update" | "delete" | "insert" | "nothing")[];
+  readonly unparsed?: boolean;
+  readonly #schema: SchemaInfo;
+  #merge: MergePlan | undefined;
+  #gather: GatherPlan | RefusedPlan | undefined;
+
+  constructor(
+    core: AnalysisCore,
+    text: string,
+    hints: Hints,
+    schema: SchemaInfo,
+    extra?: { console?: ConsoleCommand; unparsed?: boolean },
+  ) {
+    this.text = text;
+    this.kind = core.kind;
+    this.command = core.command;
+    this.hints = hints;
+    if (hints.primary && core.readOnly) {
+      this.readOnly = false;
+      this.needsPrimary = "hint";
+    } else {
+      this.readOnly = core.readOnly;
+      this.needsPrimary = core.needsPrimary;
+    }
+    if (core.transaction !== undefined) this.transaction = core.transaction;
+    this.sessionEffects = core.sessionEffects;
+    this.blocks = core.blocks;
+    this.tables = core.tables;
+    this.links = core.links;
+    this.crossJoins = core.crossJoins;
+    this.flags = core.flags;
+    this.paramCount = core.paramCount;
+    if (core.explain !== undefined) this.explain = core.explain;
+    if (core.mergeActions !== undefined) this.mergeActions = core.mergeActions;
+    if (extra?.console !== undefined) this.console = extra.console;
+    if (extra?.unparsed === true) this.unparsed = true;
+    this.#schema = schema;
+    const rows = core.insertRows;
+    if (rows !== undefined) {
+      const split = (which: readonly number[]): string => splitInsert(this.text, which);
+      this.insert = {
+        table: rows.table,
+        rowKeys: rows.rowKeys,
+        onConflict: rows.onConflict,
+        split,
+        ...(rows.columns === undefined ? {} : { columns: rows.columns }),
+        ...(rows.keyPosition === undefined ? {} : { keyPosition: rows.keyPosition }),
+      };
+    }
+  }
+
+  get merge(): MergePlan {
+    this.#merge ??= planMerge(this, this.#schema);
+    return this.#merge;
+  }
+
+  get gather(): GatherPlan | RefusedPlan {
+    this.#gather ??= planGather(this, this.#schema);
+    return this.#gather;
+  }
+}
