@@ -126,7 +126,6 @@ export class FakeBackend implements AsyncDisposable {
       resolve: (sql, params, ctx, fallback) => backend!.resolve(sql, params, ctx, fallback),
       record: (statement) => backend!.record(statement),
       cancel: (processId, secretKey) => backend!.cancel(processId, secretKey),
-      closed: () => {},
     };
     const server = createServer((socket) => backend!.accept(socket));
     const port = await new Promise<number>((resolve, reject) => {

@@ -92,7 +92,6 @@ export interface ConnectionHost {
   resolve(sql: string, params: FakeParams, ctx: FakeContext, fallback: () => FakeReply): Promise<FakeReply>;
   record(statement: RecordedStatement): void;
   cancel(processId: number, secretKey: Buffer): void;
-  closed(connection: FakeConnection): void;
 }
 
 const ConnectionPhase = {
@@ -165,9 +164,9 @@ function paramCount(sql: string, declared: readonly number[]): number {
  * extended query, transaction status) answering from the backend's script.
  */
 export class FakeConnection {
-  readonly user: string = "";
-  readonly database: string = "";
-  startupParameters: Readonly<Record<string, string>> = {};
+  private userName = "";
+  private databaseName = "";
+  private startup: Readonly<Record<string, string>> = {};
   readonly statements: RecordedStatement[] = [];
   private phase: ConnectionPhase = ConnectionPhase.startup;
   private readonly framer = new FrontendFramer();
@@ -196,6 +195,21 @@ export class FakeConnection {
     socket.on("data", (chunk: Buffer) => this.receive(chunk));
     socket.on("error", () => {});
     socket.on("close", () => this.onSocketClosed());
+  }
+
+  /** The role from the StartupMessage. */
+  get user(): string {
+    return this.userName;
+  }
+
+  /** The database from the StartupMessage (the user name when absent, as PostgreSQL does). */
+  get database(): string {
+    return this.databaseName;
+  }
+
+  /** Every StartupMessage parameter (user, database, application_name, options...). */
+  get startupParameters(): Readonly<Record<string, string>> {
+    return this.startup;
   }
 
   get isOpen(): boolean {
@@ -277,10 +291,8 @@ export class FakeConnection {
   }
 
   private onSocketClosed(): void {
-    const wasOpen = this.phase !== ConnectionPhase.closed || !this.socket.destroyed;
     this.phase = ConnectionPhase.closed;
     this.waiting?.("closed");
-    if (wasOpen) this.host.closed(this);
   }
 
   private async handle(code: number, payload: Buffer): Promise<void> {
@@ -356,9 +368,9 @@ export class FakeConnection {
       );
       return;
     }
-    this.startupParameters = { ...startup.parameters };
-    (this as { user: string }).user = user;
-    (this as { database: string }).database = startup.parameters["database"] || user;
+    this.startup = { ...startup.parameters };
+    this.userName = user;
+    this.databaseName = startup.parameters["database"] || user;
     this.settings = {
       ...reportedParameters(user, startup.parameters["application_name"] ?? ""),
       ...extraSettings,
