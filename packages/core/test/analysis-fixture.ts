@@ -42,7 +42,7 @@ export const concat: MergePlan = {
   movesRowData: false,
 };
 
-export function gatherOf(tables: number[]): MergePlan {
+export function gatherOf(tables: number[]): MergePlan & { tier: "gather" } {
   return {
     tier: "gather",
     sources: tables.map((table) => ({ table, regionSql: `<rows of ${table}>`, columns: "all" as const })),
@@ -63,6 +63,9 @@ export function analysis(spec: {
   blocks?: { parent?: number; role: BlockRole }[];
   insert?: { table: number; rowKeys: (KeyValue | undefined)[] };
   merge?: MergePlan;
+  /** The gather fallback; refused unless given. */
+  gather?: MergePlan & { tier: "gather" | "refused" };
+  mergeActions?: ("update" | "delete" | "insert" | "nothing")[];
   hints?: { key?: string; region?: string; primary?: boolean };
   assignsKey?: boolean;
   volatileFunctions?: string[];
@@ -119,5 +122,13 @@ export function analysis(spec: {
     hints: { primary: spec.hints?.primary ?? false, ...spec.hints },
     paramCount: 0,
     merge: spec.merge ?? concat,
+    gather: spec.gather ?? {
+      tier: "refused",
+      sqlstate: "0A000",
+      reason: "the statement writes or locks",
+      hint: "constrain it to one region",
+      movesRowData: false,
+    },
+    ...(spec.mergeActions === undefined ? {} : { mergeActions: spec.mergeActions }),
   };
 }

@@ -244,7 +244,7 @@ describe("planner rules", () => {
     expect(refusedJoin.kind === "refused" && refusedJoin.refusal.reason).toBe(
       "the statement joins users, orders across regions ap-south, eu-west, us-east",
     );
-    const gathered = plan(analysis({ ...joined, merge: gatherOf([0, 1]) }), context);
+    const gathered = plan(analysis({ ...joined, gather: gatherOf([0, 1]) }), context);
     expect(gathered).toMatchObject({ kind: "scatter", gatherSources: [{ table: 0 }, { table: 1 }] });
   });
 
@@ -393,6 +393,18 @@ describe("planner rules", () => {
     expect(refusalOf(plan(analysis(base), context))).toBe("unsplittable-insert");
     const copied = plan(analysis({ ...base, links: [{ left: 0, right: 1, via: "insert-select" }] }), context);
     expect(copied.kind).toBe("distributed-write");
+  });
+
+  it("refuses a MERGE that may insert rows of several regions, and runs one that only updates everywhere", () => {
+    const spec = {
+      kind: "merge" as const,
+      tables: [{ name: "users", access: "write" as const }, { name: "orders" }],
+      links: [{ left: 0, right: 1, via: "merge" as const }],
+    };
+    expect(refusalOf(plan(analysis({ ...spec, mergeActions: ["update", "insert"] }), context))).toBe(
+      "unsplittable-insert",
+    );
+    expect(plan(analysis({ ...spec, mergeActions: ["update"] }), context).kind).toBe("distributed-write");
   });
 
   it("writes every region verbatim for an unconstrained UPDATE", () => {
@@ -583,5 +595,34 @@ primary = { host = "eu2" }
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe("replicated rows beside rows of several regions", () => {
+  it("gathers or refuses a replicated table filtered by geo-partitioned rows from every region", () => {
+    const spec = {
+      tables: [
+        { name: "currencies", block: 0 },
+        { name: "orders", block: 1 },
+      ],
+      blocks: [{ role: "top" as const }, { parent: 0, role: "sublink" as const }],
+    };
+    const decided = plan(analysis(spec), { topology, directory });
+    expect(decided.kind === "refused" && decided.refusal.code).toBe("cross-region-join");
+    expect(plan(analysis({ ...spec, gather: gatherOf([1]) }), { topology, directory }).kind).toBe("scatter");
+  });
+
+  it("reads a replicated table joined under geo-partitioned rows in each region", () => {
+    const decided = plan(
+      analysis({
+        tables: [
+          { name: "orders", block: 0 },
+          { name: "currencies", block: 1 },
+        ],
+        blocks: [{ role: "top" }, { parent: 0, role: "sublink" }],
+      }),
+      { topology, directory },
+    );
+    expect(decided.kind).toBe("scatter");
   });
 });

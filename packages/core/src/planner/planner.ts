@@ -320,6 +320,12 @@ class Planning {
             (link) => link.via === "insert-select" && (link.left === index || link.right === index),
           );
           if (!copiesKey) return refused(refuseUnsplittableInsert(resolved.policy.table, this.regions(mask)));
+        } else if (
+          analysis.kind === "merge" &&
+          analysis.mergeActions?.includes("insert") &&
+          popcount(mask) > 1
+        ) {
+          return refused(refuseUnsplittableInsert(resolved.policy.table, this.regions(mask)));
         } else if (analysis.flags.writingCte && ref.block !== 0 && popcount(mask) > 1) {
           return refused(refuseWritingCteAcrossRegions(resolved.policy.table, this.regions(mask)));
         }
@@ -445,11 +451,15 @@ class Planning {
         break;
     }
 
-    const merge = analysis.merge;
+    let merge = analysis.merge;
     if (merge.tier === "refused") return refused(refuseUncombinable(merge.reason, merge.hint));
     const crossing = this.crossRegionPairs(masks);
     if (crossing.length > 0 && merge.tier !== "gather") {
-      return refused(refuseCrossRegionJoin(uniqueNames(refs, crossing), regions));
+      // No region can answer for its own rows: ship the rows home, when the statement allows it.
+      const fallback = analysis.gather;
+      if (fallback.tier === "refused")
+        return refused(refuseCrossRegionJoin(uniqueNames(refs, crossing), regions));
+      merge = fallback;
     }
     if (merge.tier === "scatter-write")
       return refused(
@@ -533,6 +543,26 @@ class Planning {
         involved.add(left);
         involved.add(right);
       }
+    }
+    // A replicated table whose rows are output where no placed table's rows are (a UNION ALL
+    // branch, the outer query of an uncorrelated subquery over geo rows) would be answered once
+    // per region and repeat: its rows must be gathered too.
+    const placedBlocks = new Set<number>();
+    for (let index = 0; index < refs.length; index++) if (placed(index)) placedBlocks.add(refs[index]!.block);
+    for (let index = 0; index < refs.length; index++) {
+      if (placed(index)) continue;
+      let block: number | undefined = refs[index]!.block;
+      let anchored = false;
+      for (let steps = 0; block !== undefined && steps <= analysis.blocks.length; steps++) {
+        if (placedBlocks.has(block)) {
+          anchored = true;
+          break;
+        }
+        block = analysis.blocks[block]?.parent;
+      }
+      if (anchored) continue;
+      involved.add(index);
+      for (let other = 0; other < refs.length; other++) if (placed(other)) involved.add(other);
     }
     return [...involved].sort((left, right) => left - right);
   }
