@@ -14,6 +14,12 @@ export interface Frame {
   readonly bytes: Buffer;
 }
 
+/** A frame that owns its bytes, for messages that must outlive the next `push()`. */
+export function copyFrame(frame: Frame): Frame {
+  const bytes = Buffer.from(frame.bytes);
+  return { code: frame.code, payload: bytes.subarray(bytes.length - frame.payload.length), bytes };
+}
+
 /** The largest message either side accepts by default: PostgreSQL's own limit is 1 GiB - 1. */
 export const DEFAULT_MAX_MESSAGE_LENGTH = 0x3fffffff;
 /** PostgreSQL rejects startup packets longer than 10000 bytes; so do we. */
@@ -127,11 +133,11 @@ abstract class ByteStream {
 
 export interface FrontendFramerOptions {
   /** Cap on startup-phase packets (default 10000 bytes). */
-  readonly maxStartupLength?: number;
+  readonly maxStartupLength?: number | undefined;
   /** Cap on typed messages until `markAuthenticated()` (default 65536 bytes). */
-  readonly maxAuthLength?: number;
+  readonly maxAuthLength?: number | undefined;
   /** Cap on typed messages once authenticated (default 1 GiB - 1). */
-  readonly maxLength?: number;
+  readonly maxLength?: number | undefined;
 }
 
 /** Where a client connection stands, as far as framing is concerned. */
@@ -238,7 +244,7 @@ export class FrontendFramer extends ByteStream {
 
 export interface BackendFramerOptions {
   /** Cap on messages from the server (default 1 GiB - 1). */
-  readonly maxLength?: number;
+  readonly maxLength?: number | undefined;
 }
 
 /**

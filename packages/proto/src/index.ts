@@ -188,6 +188,7 @@ export { FaultReason, isProtocolFault, type ProtocolFault, protocolFault } from 
 export {
   BackendFramer,
   type BackendFramerOptions,
+  copyFrame,
   DEFAULT_MAX_AUTH_LENGTH,
   DEFAULT_MAX_MESSAGE_LENGTH,
   DEFAULT_MAX_STARTUP_LENGTH,

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   BackendFramer,
+  copyFrame,
   FaultReason,
   FrontendFramer,
   isProtocolFault,
@@ -139,6 +140,20 @@ describe("FrontendFramer", () => {
       framer.push(Buffer.from([0x51, ...i32(length)]));
       expect(asFault(framer.next()).reason).toBe(FaultReason.lengthTooShort);
     }
+  });
+
+  it("copies a frame so it owns its bytes", () => {
+    const framer = new FrontendFramer();
+    framer.markAuthenticated();
+    const chunk = Buffer.from(query);
+    framer.push(chunk);
+    const frame = framer.next();
+    if (frame === null || isProtocolFault(frame)) throw new Error("no frame");
+    const copy = copyFrame(frame);
+    chunk.fill(0);
+    expect(copy.bytes).toEqual(query);
+    expect(copy.payload).toEqual(query.subarray(5));
+    expect(copy.code).toBe(0x51);
   });
 
   it("stays faulted: later pushes are ignored and next() returns the same fault", () => {

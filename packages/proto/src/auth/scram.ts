@@ -95,7 +95,7 @@ export function deriveScramKeys(password: string, salt: Uint8Array, iterations: 
 /** Makes the verifier PostgreSQL would store for `password` (random 16-byte salt by default). */
 export function makeScramVerifier(
   password: string,
-  options: { readonly iterations?: number; readonly salt?: Buffer } = {},
+  options: { readonly iterations?: number | undefined; readonly salt?: Buffer | undefined } = {},
 ): ScramVerifier {
   const iterations = options.iterations ?? DEFAULT_SCRAM_ITERATIONS;
   const salt = options.salt ?? randomBytes(SALT_BYTES);
@@ -174,7 +174,7 @@ export type ScramServerFinal =
 
 export interface ScramServerOptions {
   /** Server part of the nonce; random 18 bytes (base64) unless given (tests). */
-  readonly serverNonce?: string;
+  readonly serverNonce?: string | undefined;
 }
 
 /**
@@ -307,15 +307,15 @@ export class ScramServer {
  */
 export type ScramCredentials =
   | { readonly password: string }
-  | { readonly clientKey: Buffer; readonly serverKey?: Buffer };
+  | { readonly clientKey: Buffer; readonly serverKey?: Buffer | undefined };
 
 export interface ScramClientOptions {
   /** Client nonce; random 18 bytes (base64) unless given (tests). */
-  readonly nonce?: string;
+  readonly nonce?: string | undefined;
   /** Sent as n= in client-first. PostgreSQL ignores it; libpq sends it empty. */
-  readonly username?: string;
+  readonly username?: string | undefined;
   /** Refuse servers asking for more PBKDF2 rounds than this (default 1,000,000). */
-  readonly maxIterations?: number;
+  readonly maxIterations?: number | undefined;
 }
 
 /**

@@ -29,22 +29,22 @@ export function isSqlStateCode(code: string): code is SqlStateCode {
 export interface PgErrorInit {
   readonly code: SqlStateCode;
   readonly message: string;
-  readonly severity?: Severity;
-  readonly localizedSeverity?: string;
-  readonly detail?: string;
-  readonly hint?: string;
-  readonly position?: number;
-  readonly internalPosition?: number;
-  readonly internalQuery?: string;
-  readonly where?: string;
-  readonly schema?: string;
-  readonly table?: string;
-  readonly column?: string;
-  readonly dataType?: string;
-  readonly constraint?: string;
-  readonly file?: string;
-  readonly line?: number;
-  readonly routine?: string;
+  readonly severity?: Severity | undefined;
+  readonly localizedSeverity?: string | undefined;
+  readonly detail?: string | undefined;
+  readonly hint?: string | undefined;
+  readonly position?: number | undefined;
+  readonly internalPosition?: number | undefined;
+  readonly internalQuery?: string | undefined;
+  readonly where?: string | undefined;
+  readonly schema?: string | undefined;
+  readonly table?: string | undefined;
+  readonly column?: string | undefined;
+  readonly dataType?: string | undefined;
+  readonly constraint?: string | undefined;
+  readonly file?: string | undefined;
+  readonly line?: number | undefined;
+  readonly routine?: string | undefined;
   readonly cause?: unknown;
 }
 
