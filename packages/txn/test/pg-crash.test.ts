@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type PgCluster, startCluster } from "@geo/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Coordinator, FileDecisionLog, Recovery } from "../src/index.js";
+import { Coordinator, FileDecisionLog, Recovery, TableDecisionLog } from "../src/index.js";
 import { countsById, PgConnection, PgConnector, preparedGids, SCHEMA } from "./support/pg.js";
 
 const REGIONS = ["r0", "r1", "r2"] as const;
@@ -104,14 +104,16 @@ describe("a coordinator killed with SIGKILL mid-commit", () => {
     expect(await preparedGids(admins)).toEqual([gid]);
 
     const { log, coordinator, recovery } = await restartedRecovery(logPath);
-    const early = await recovery.runOnce();
-    if (early.waiting.length > 0) {
-      expect(early.rolledBack).toEqual([]);
-      expect(coordinator.inDoubt().map((t) => t.gid)).toEqual([gid]);
-      await new Promise((r) => setTimeout(r, GRACE_MS));
-    }
+    const patient = new Recovery({ coordinator, log, connector, regions: REGIONS, graceMs: 60_000 });
+    const early = await patient.runOnce();
+    expect(early.waiting).toMatchObject([{ gid, region: "r0" }]);
+    expect(early.rolledBack).toEqual([]);
+    expect(await preparedGids(admins)).toEqual([gid]);
+    expect(coordinator.inDoubt().map((t) => t.gid)).toEqual([gid]);
+
+    await new Promise((r) => setTimeout(r, GRACE_MS));
     const late = await recovery.runOnce();
-    expect([...early.rolledBack, ...late.rolledBack]).toEqual([{ gid, region: "r0" }]);
+    expect(late.rolledBack).toEqual([{ gid, region: "r0" }]);
     expect((await log.lookup(gid))?.decision).toBe("abort");
     await log.close();
     expect(await countsById(admins, 1)).toEqual([0, 0, 0]);
@@ -131,6 +133,23 @@ describe("a coordinator killed with SIGKILL mid-commit", () => {
     expect(await log.pending()).toEqual([]);
     await log.close();
     expect(await countsById(admins, 2)).toEqual([1, 1, 1]);
+    expect(await preparedGids(admins)).toEqual([]);
+  });
+
+  it("after the decision, with the table decision log: recovery commits everywhere", async () => {
+    const gid = await crashCoordinatorAt("after-decision", cluster.servers[0]!.url, 4);
+    expect(await preparedGids(admins)).toEqual([gid, gid, gid]);
+
+    const home = await PgConnection.open("r0", cluster.servers[0]!.url);
+    const log = await TableDecisionLog.open({ executor: home });
+    const coordinator = new Coordinator({ prefix: PREFIX, log });
+    const recovery = new Recovery({ coordinator, log, connector, regions: REGIONS, graceMs: GRACE_MS });
+    const report = await recovery.runOnce();
+    expect(report.committed.map((a) => a.region).sort()).toEqual(["r0", "r1", "r2"]);
+    expect(report.completed).toEqual([gid]);
+    expect(await log.pending()).toEqual([]);
+    await home.close();
+    expect(await countsById(admins, 4)).toEqual([1, 1, 1]);
     expect(await preparedGids(admins)).toEqual([]);
   });
 
