@@ -297,16 +297,27 @@ export class FileDecisionLog implements DecisionLog {
     }
   }
 
+  /** Completed commits go at once; completed aborts stay for their retention. */
+  private droppable(entry: Entry, now: number): boolean {
+    const done = entry.completedAt;
+    return (
+      entry.flushed &&
+      done !== undefined &&
+      (entry.record.decision === "commit" || now - done >= this.abortRetentionMs)
+    );
+  }
+
   private async rewrite(): Promise<void> {
     const now = this.clock();
+    if (![...this.entries.values()].some((entry) => this.droppable(entry, now))) return;
     const keep: string[] = [];
     for (const [gid, entry] of this.entries) {
       if (!entry.flushed) continue;
-      const done = entry.completedAt;
-      if (done !== undefined && (entry.record.decision === "commit" || now - done >= this.abortRetentionMs)) {
+      if (this.droppable(entry, now)) {
         this.entries.delete(gid);
         continue;
       }
+      const done = entry.completedAt;
       const r = entry.record;
       keep.push(
         encodeLine({

@@ -127,7 +127,7 @@ describe("two-phase commit against real PostgreSQL", () => {
     for (const gid of foreign) await admins[0]!.query(`ROLLBACK PREPARED '${gid}'`);
   });
 
-  it("keeps decisions in a table in the home region: first decision wins, completion, compaction", async () => {
+  it("keeps decisions in a table in the home region: first decision wins, even racing, completion, compaction", async () => {
     const home = await PgConnection.open("r0", cluster.servers[0]!.url);
     const log = await TableDecisionLog.open({ executor: home });
     await TableDecisionLog.open({ executor: home });
@@ -145,6 +145,18 @@ describe("two-phase commit against real PostgreSQL", () => {
     await log.complete(gid);
     expect(await log.pending()).toEqual([]);
     expect(await log.lookup(gid)).toEqual(abort);
+
+    const racers = await Promise.all([0, 1].map(() => PgConnection.open("r0", cluster.servers[0]!.url)));
+    const raced = coordinator.newGid();
+    const both = await Promise.all(
+      racers.map((executor, i) =>
+        TableDecisionLog.open({ executor }).then((racer) =>
+          racer.decide({ ...abort, gid: raced, decision: i === 0 ? "commit" : "abort" }),
+        ),
+      ),
+    );
+    expect(both[0]!.decision).toBe(both[1]!.decision);
+    await Promise.all(racers.map((r) => r.close()));
 
     const id = nextId++;
     const participants = await writeEverywhere(id, 2);

@@ -151,4 +151,29 @@ describe("Recovery", () => {
     expect(opened).toHaveLength(1);
     expect(opened.every((c) => c.closed)).toBe(true);
   });
+
+  it("runs a pass at start and then periodically until stopped", async () => {
+    const region = new FakeRegion("eu");
+    const log = new MemoryDecisionLog();
+    const coordinator = new Coordinator({ prefix: "geo_a", log });
+    const recovery = new Recovery({
+      coordinator,
+      log,
+      connector: new FakeConnector([region]),
+      regions: ["eu"],
+      intervalMs: 10,
+    });
+    const gid = coordinator.newGid();
+    region.leavePrepared(gid);
+    await log.decide({ gid, decision: "commit", participants: ["eu"], decidedAt: 1 });
+    const first = await recovery.start();
+    expect(first.committed).toEqual([{ gid, region: "eu" }]);
+    const scans = () => region.statements.filter((s) => s.includes("pg_prepared_xacts")).length;
+    await new Promise((r) => setTimeout(r, 60));
+    expect(scans()).toBeGreaterThan(1);
+    await recovery.stop();
+    const stopped = scans();
+    await new Promise((r) => setTimeout(r, 40));
+    expect(scans()).toBe(stopped);
+  });
 });
