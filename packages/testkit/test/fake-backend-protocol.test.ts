@@ -1,11 +1,17 @@
+import { connect, type Socket } from "node:net";
 import {
+  BackendFramer,
   type BackendMessage,
+  decodeBackendMessage,
   encodeBind,
   encodeDescribe,
   encodeExecute,
   encodeFlush,
   encodeParse,
+  encodeStartupMessage,
   encodeSync,
+  isProtocolFault,
+  ProtocolVersion,
 } from "@geo/proto";
 import pg from "pg";
 import postgres from "postgres";
@@ -146,7 +152,81 @@ describe("FakeBackend extended protocol", () => {
   });
 });
 
+describe("FakeBackend notices and notifications", () => {
+  it("sends scripted notices before the result", async () => {
+    const fake = await startFake({
+      rules: [
+        { match: "select noisy", reply: { ...threeRows, notices: [{ code: "01000", message: "careful" }] } },
+      ],
+    });
+    const client = new pg.Client({ connectionString: fake.url() });
+    const notices: { code?: string; message: string }[] = [];
+    client.on("notice", (notice) => notices.push(notice));
+    await client.connect();
+    expect((await client.query("select noisy")).rowCount).toBe(3);
+    expect(notices).toMatchObject([{ code: "01000", message: "careful", severity: "NOTICE" }]);
+    await client.end();
+  });
+
+  it("delivers NOTIFY and notify() to sessions that LISTEN on the channel", async () => {
+    const fake = await startFake();
+    const listener = new pg.Client({ connectionString: fake.url() });
+    const sender = new pg.Client({ connectionString: fake.url() });
+    await listener.connect();
+    await sender.connect();
+    const received: { channel: string; payload?: string }[] = [];
+    const arrived = new Promise<void>((resolve) => {
+      listener.on("notification", (notification) => {
+        received.push({ channel: notification.channel, payload: notification.payload });
+        if (received.length === 2) resolve();
+      });
+    });
+    await listener.query('LISTEN "Orders"');
+    await sender.query(`NOTIFY "Orders", 'it''s here'`);
+    fake.notify("Orders", "from the test");
+    fake.notify("other", "not listened to");
+    await arrived;
+    expect(received).toEqual([
+      { channel: "Orders", payload: "it's here" },
+      { channel: "Orders", payload: "from the test" },
+    ]);
+    expect([...fake.connections[0]!.channels]).toEqual(["Orders"]);
+    await listener.end();
+    await sender.end();
+  });
+});
+
 describe("FakeBackend startup and authentication", () => {
+  it("answers a protocol 3.2 request with protocol options with NegotiateProtocolVersion", async () => {
+    const fake = await startFake();
+    const socket = await new Promise<Socket>((resolve) => {
+      const s = connect(fake.port, fake.host, () => resolve(s));
+    });
+    const framer = new BackendFramer();
+    const first = new Promise<BackendMessage>((resolve) => {
+      socket.on("data", (chunk: Buffer) => {
+        framer.push(chunk);
+        const frame = framer.next();
+        if (frame !== null && !isProtocolFault(frame)) {
+          const message = decodeBackendMessage(frame);
+          if (!isProtocolFault(message)) resolve(message);
+        }
+      });
+    });
+    socket.write(
+      encodeStartupMessage({
+        protocolVersion: ProtocolVersion.v3_2,
+        parameters: { user: "alice", "_pq_.test_option": "on" },
+      }),
+    );
+    expect(await first).toEqual({
+      type: "NegotiateProtocolVersion",
+      newestMinor: 0,
+      unrecognizedOptions: ["_pq_.test_option"],
+    });
+    socket.destroy();
+  });
+
   it("refuses SSL with 'N' and lets a client that prefers SSL continue in clear", async () => {
     const fake = await startFake();
     const sql = postgres(fake.url(), { max: 1, ssl: "prefer", onnotice: () => {} });

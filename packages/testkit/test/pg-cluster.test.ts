@@ -1,8 +1,16 @@
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import pg from "pg";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findPostgresBinaries, isPortOpen, type PgCluster, startCluster } from "../src/index.js";
+import {
+  findPostgresBinaries,
+  isPortOpen,
+  type PgCluster,
+  PostgresMissingError,
+  startCluster,
+} from "../src/index.js";
 
 describe("startCluster", () => {
   let cluster: PgCluster;
@@ -69,11 +77,8 @@ describe("startCluster", () => {
       }
     }
   });
-});
 
-describe("PgCluster.stop", () => {
-  it("stops the servers, closes their ports and removes their folders", async () => {
-    const cluster = await startCluster({ count: 2 });
+  it("stops every server, closes its port and removes its folder", async () => {
     const { servers } = cluster;
     for (const server of servers) expect(await isPortOpen(server.port)).toBe(true);
     await cluster.stop();
@@ -82,10 +87,25 @@ describe("PgCluster.stop", () => {
       expect(await isPortOpen(server.port)).toBe(false);
     }
   });
+});
 
+describe("startCluster failures", () => {
   it("reports the server log when a server cannot start", async () => {
     await expect(startCluster({ settings: { shared_buffers: "not-a-size" } })).rejects.toThrow(
       /shared_buffers/,
     );
+  });
+
+  it("says how to install PostgreSQL when the binaries are missing", async () => {
+    const saved = process.env["GEO_PG_BINDIR"];
+    process.env["GEO_PG_BINDIR"] = mkdtempSync(join(tmpdir(), "geo-no-pg-"));
+    try {
+      expect(() => findPostgresBinaries()).toThrow(PostgresMissingError);
+      await expect(startCluster()).rejects.toThrow(/apt-get install -y postgresql/);
+    } finally {
+      rmSync(process.env["GEO_PG_BINDIR"], { recursive: true, force: true });
+      if (saved === undefined) delete process.env["GEO_PG_BINDIR"];
+      else process.env["GEO_PG_BINDIR"] = saved;
+    }
   });
 });

@@ -126,6 +126,7 @@ export class FakeBackend implements AsyncDisposable {
       resolve: (sql, params, ctx, fallback) => backend!.resolve(sql, params, ctx, fallback),
       record: (statement) => backend!.record(statement),
       cancel: (processId, secretKey) => backend!.cancel(processId, secretKey),
+      notify: (channel, payload, senderProcessId) => backend!.notify(channel, payload, senderProcessId),
     };
     const server = createServer((socket) => backend!.accept(socket));
     const port = await new Promise<number>((resolve, reject) => {
@@ -200,6 +201,14 @@ export class FakeBackend implements AsyncDisposable {
       }, timeoutMs);
       this.waiters.add(waiter);
     });
+  }
+
+  /**
+   * Sends a NotificationResponse to every session that ran LISTEN on `channel` (idle sessions at
+   * once, busy ones before their next ReadyForQuery outside a transaction), as NOTIFY would.
+   */
+  notify(channel: string, payload = "", senderProcessId = 0): void {
+    for (const connection of this.allConnections) connection.deliver(channel, payload, senderProcessId);
   }
 
   /** Ends every open session the way a server shutdown does: FATAL 57P01, then the socket closes. */

@@ -37,7 +37,10 @@ import {
   writeDataRow,
   writeEmptyQueryResponse,
   writeErrorResponse,
+  writeNegotiateProtocolVersion,
   writeNoData,
+  writeNoticeResponse,
+  writeNotificationResponse,
   writeParameterDescription,
   writeParameterStatus,
   writeParseComplete,
@@ -59,9 +62,11 @@ import { splitStatements } from "./split-statements.js";
 import {
   allowedInFailedTransaction,
   type ClassifiedStatement,
+  channelOf,
   classifyStatement,
   defaultTag,
   endsTransaction,
+  notifyPayload,
   StatementKind,
 } from "./statement-kind.js";
 
@@ -91,6 +96,8 @@ export interface ConnectionHost {
   /** The scripted answer, else `fallback()` (the built-in answers), with injected failures applied. */
   resolve(sql: string, params: FakeParams, ctx: FakeContext, fallback: () => FakeReply): Promise<FakeReply>;
   record(statement: RecordedStatement): void;
+  /** NOTIFY from a session: delivered to every session listening on the channel. */
+  notify(channel: string, payload: string, senderProcessId: number): void;
   cancel(processId: number, secretKey: Buffer): void;
 }
 
@@ -113,6 +120,7 @@ interface ResolvedReply {
   readonly rows: readonly (readonly FakeValue[])[];
   readonly tag: string | undefined;
   readonly error: PgError | undefined;
+  readonly notices: readonly PgError[];
   readonly delayMs: number;
   readonly stall: boolean;
   readonly closeAfterRows: number | undefined;
@@ -146,6 +154,9 @@ function resolveReply(reply: FakeReply): ResolvedReply {
     rows: reply.rows ?? [],
     tag: reply.tag,
     error: reply.error === undefined ? undefined : toPgError(reply.error),
+    notices: (reply.notices ?? []).map((notice) =>
+      notice instanceof PgError ? notice : new PgError({ ...notice, severity: notice.severity ?? "NOTICE" }),
+    ),
     delayMs: reply.delayMs ?? 0,
     stall: reply.stall ?? false,
     closeAfterRows: reply.closeAfterRows,
@@ -183,6 +194,8 @@ export class FakeConnection {
   private readonly prepared = new Map<string, PreparedStatement>();
   private readonly portals = new Map<string, Portal>();
   private waiting: ((outcome: WaitOutcome) => void) | undefined;
+  private readonly listening = new Set<string>();
+  private readonly pendingNotifications: { channel: string; payload: string; processId: number }[] = [];
 
   constructor(
     private readonly socket: Socket,
@@ -377,6 +390,12 @@ export class FakeConnection {
       ...this.host.parameterOverrides,
     };
     this.initialSettings = { ...this.settings };
+    const minor = startup.protocolVersion & 0xffff;
+    const unrecognizedOptions = Object.keys(startup.parameters).filter((name) => name.startsWith("_pq_."));
+    // PostgreSQL 15 speaks 3.0 only: it answers a newer minor or protocol options with the version it takes.
+    if (minor > 0 || unrecognizedOptions.length > 0) {
+      writeNegotiateProtocolVersion(this.out, { newestMinor: 0, unrecognizedOptions });
+    }
     const auth = this.host.auth;
     switch (auth.method) {
       case "trust":
@@ -596,6 +615,9 @@ export class FakeConnection {
       case StatementKind.set:
       case StatementKind.reset:
       case StatementKind.discard:
+      case StatementKind.listen:
+      case StatementKind.unlisten:
+      case StatementKind.notify:
         return {};
       case StatementKind.prepareTransaction:
         if (gid === undefined) return { error: syntaxError(normalized) };
@@ -753,8 +775,25 @@ export class FakeConnection {
         if (/^discard all$/i.test(normalized)) {
           this.resetAllSettings();
           this.prepared.clear();
+          this.listening.clear();
         }
         return;
+      case StatementKind.listen: {
+        const channel = channelOf(normalized);
+        if (channel !== undefined) this.listening.add(channel);
+        return;
+      }
+      case StatementKind.unlisten: {
+        const channel = channelOf(normalized);
+        if (channel === "*") this.listening.clear();
+        else if (channel !== undefined) this.listening.delete(channel);
+        return;
+      }
+      case StatementKind.notify: {
+        const channel = channelOf(normalized);
+        if (channel !== undefined) this.host.notify(channel, notifyPayload(normalized), this.processId);
+        return;
+      }
       case StatementKind.savepoint:
       case StatementKind.release:
       case StatementKind.show:
@@ -857,8 +896,34 @@ export class FakeConnection {
     this.pendingReports.clear();
   }
 
+  /** Channels this session listens on. */
+  get channels(): ReadonlySet<string> {
+    return this.listening;
+  }
+
+  /** Queues a notification if this session listens on the channel; an idle session gets it at once. */
+  deliver(channel: string, payload: string, processId: number): void {
+    if (!this.listening.has(channel) || !this.isOpen) return;
+    this.pendingNotifications.push({ channel, payload, processId });
+    if (!this.pumping && this.status === "I" && this.phase === ConnectionPhase.ready) {
+      this.writeNotifications();
+      this.flush();
+    }
+  }
+
+  private writeNotifications(): void {
+    for (const notification of this.pendingNotifications.splice(0))
+      writeNotificationResponse(this.out, notification);
+  }
+
+  private writeNotices(reply: ResolvedReply): void {
+    for (const notice of reply.notices) writeNoticeResponse(this.out, notice);
+  }
+
   private readyForQuery(): void {
     this.reportChangedSettings();
+    // Like PostgreSQL, notifications reach a session between transactions, never inside one.
+    if (this.status === "I") this.writeNotifications();
     writeReadyForQuery(this.out, { status: this.status });
     this.flush();
   }
@@ -886,6 +951,7 @@ export class FakeConnection {
         if (!this.isOpen) return;
         break;
       }
+      this.writeNotices(reply);
       if (reply.columns !== undefined) this.writeRowDescription(reply.columns, []);
       const written = this.writeRows(reply, [], 0, reply.rows.length);
       if (written === false) return;
@@ -1026,6 +1092,7 @@ export class FakeConnection {
       reply = await this.perform(reply, classified);
       if (reply === undefined) return;
       portal.reply = reply;
+      this.writeNotices(reply);
       if (reply.error !== undefined) {
         this.extendedError(reply.error, classified);
         return;

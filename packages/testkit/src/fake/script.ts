@@ -30,6 +30,8 @@ export interface FakeReply {
   readonly tag?: string;
   /** Answer with this ErrorResponse instead of a result; severity FATAL also closes the connection. */
   readonly error?: PgError | PgErrorInit;
+  /** NoticeResponses sent before the result (severity NOTICE unless given). */
+  readonly notices?: readonly (PgError | PgErrorInit)[];
   /** Wait this long before answering (a CancelRequest cuts the wait short with 57014). */
   readonly delayMs?: number;
   /** Never answer; the connection stays open until the client, a CancelRequest or `close()` ends it. */

@@ -15,6 +15,9 @@ export const StatementKind = {
   reset: "reset",
   discard: "discard",
   show: "show",
+  listen: "listen",
+  unlisten: "unlisten",
+  notify: "notify",
   other: "other",
 } as const;
 export type StatementKind = (typeof StatementKind)[keyof typeof StatementKind];
@@ -54,6 +57,9 @@ export function classifyStatement(sql: string): ClassifiedStatement {
   if (/^RESET\b/.test(upper)) return { kind: StatementKind.reset, normalized };
   if (/^DISCARD\b/.test(upper)) return { kind: StatementKind.discard, normalized };
   if (/^SHOW\b/.test(upper)) return { kind: StatementKind.show, normalized };
+  if (/^LISTEN\b/.test(upper)) return { kind: StatementKind.listen, normalized };
+  if (/^UNLISTEN\b/.test(upper)) return { kind: StatementKind.unlisten, normalized };
+  if (/^NOTIFY\b/.test(upper)) return { kind: StatementKind.notify, normalized };
   return { kind: StatementKind.other, normalized };
 }
 
@@ -119,4 +125,18 @@ export function defaultTag(normalized: string, rowCount: number, hasColumns: boo
     default:
       return first;
   }
+}
+
+/** The channel of LISTEN / UNLISTEN / NOTIFY, folded to lower case unless quoted, as identifiers are. */
+export function channelOf(normalized: string): string | undefined {
+  const match = /^(?:LISTEN|UNLISTEN|NOTIFY)\s+("(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$]*|\*)/i.exec(normalized);
+  if (match === null) return undefined;
+  const name = match[1]!;
+  return name.startsWith('"') ? name.slice(1, -1).replaceAll('""', '"') : name.toLowerCase();
+}
+
+/** The payload of `NOTIFY channel, 'payload'` ("" when absent). */
+export function notifyPayload(normalized: string): string {
+  const match = /,\s*'((?:[^']|'')*)'\s*$/.exec(normalized);
+  return match === null ? "" : match[1]!.replaceAll("''", "'");
 }
