@@ -95,6 +95,9 @@ export class Recovery {
     // finds it prepared nowhere, it is finished. Reading after could see a decision whose PREPAREs the
     // scan missed.
     const pendingBefore = await log.pending();
+    // Likewise for what the coordinator handed over: past PREPARE already, so a scan that misses it
+    // everywhere means nothing is left to do, even when no decision was ever recorded.
+    const handedOver = coordinator.inDoubt().filter((t) => t.phase === "awaiting-recovery");
 
     const connections = new Map<string, RecoveryConnection>();
     const sightings = new Map<string, Sighting[]>();
@@ -129,6 +132,13 @@ export class Recovery {
         if (sightings.has(record.gid) || coordinator.isActive(record.gid)) continue;
         if (!record.participants.every((region) => connections.has(region))) continue;
         await this.complete(record.gid, report);
+      }
+
+      for (const transaction of handedOver) {
+        if (sightings.has(transaction.gid)) continue;
+        if (transaction.participants.every((region) => connections.has(region))) {
+          coordinator.noteResolved(transaction.gid);
+        }
       }
     } finally {
       await Promise.all([...connections.values()].map((c) => c.close().catch(() => {})));

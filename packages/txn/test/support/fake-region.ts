@@ -9,6 +9,8 @@ interface FailureRule {
   matches: (sql: string) => boolean;
   error: Error;
   remaining: number;
+  /** The statement takes effect and then its answer is lost, as when a connection drops mid-reply. */
+  afterEffect: boolean;
 }
 
 type SessionState = "in-transaction" | "failed-transaction" | "idle";
@@ -30,8 +32,12 @@ export class FakeRegion {
   constructor(readonly name: string) {}
 
   /** The next `times` statements starting with `startsWith` fail with `error`. */
-  failOn(startsWith: string, error: Error, times = Number.POSITIVE_INFINITY): void {
-    this.rules.push({ matches: (sql) => sql.startsWith(startsWith), error, remaining: times });
+  failOn(startsWith: string, error: Error, times = Number.POSITIVE_INFINITY, afterEffect = false): void {
+    this.rules.push({ matches: (sql) => sql.startsWith(startsWith), error, remaining: times, afterEffect });
+  }
+
+  clearFailures(): void {
+    this.rules.length = 0;
   }
 
   participant(state: SessionState = "in-transaction"): FakeParticipant {
@@ -53,9 +59,14 @@ export class FakeRegion {
     const rule = this.rules.find((r) => r.remaining > 0 && r.matches(sql));
     if (rule !== undefined) {
       rule.remaining--;
+      if (rule.afterEffect) this.apply(sql, session);
       if (sql.startsWith("PREPARE")) session.state = "idle";
       throw rule.error;
     }
+    return this.apply(sql, session);
+  }
+
+  private apply(sql: string, session: { state: SessionState }): QueryResult {
     const gid = /'((?:[^']|'')*)'/.exec(sql)?.[1]?.replaceAll("''", "'");
     if (sql.startsWith("PREPARE TRANSACTION")) {
       if (session.state !== "in-transaction") {
