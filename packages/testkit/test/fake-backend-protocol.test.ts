@@ -160,7 +160,7 @@ describe("FakeBackend notices and notifications", () => {
       ],
     });
     const client = new pg.Client({ connectionString: fake.url() });
-    const notices: { code?: string; message: string }[] = [];
+    const notices: { code?: string | undefined; message: string }[] = [];
     client.on("notice", (notice) => notices.push(notice));
     await client.connect();
     expect((await client.query("select noisy")).rowCount).toBe(3);
@@ -174,7 +174,7 @@ describe("FakeBackend notices and notifications", () => {
     const sender = new pg.Client({ connectionString: fake.url() });
     await listener.connect();
     await sender.connect();
-    const received: { channel: string; payload?: string }[] = [];
+    const received: { channel: string; payload?: string | undefined }[] = [];
     const arrived = new Promise<void>((resolve) => {
       listener.on("notification", (notification) => {
         received.push({ channel: notification.channel, payload: notification.payload });
