@@ -3,6 +3,7 @@ import type { DecisionLog, DecisionRecord } from "./decision-log.js";
 import {
   decidedAbortElsewhere,
   duplicateRegion,
+  gidInUse,
   isConnectionFailure,
   noParticipants,
   participantRefused,
@@ -158,6 +159,7 @@ export class Coordinator {
       seen.add(region);
     }
     const gid = options.gid === undefined ? this.newGid() : this.gids.assertOwn(options.gid);
+    if (this.tracked.has(gid)) throw gidInUse(gid);
     const tracked: Tracked = {
       gid,
       participants: regions,

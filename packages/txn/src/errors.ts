@@ -134,6 +134,14 @@ export function foreignGid(gid: string, prefix: string): TxnError {
   });
 }
 
+export function gidInUse(gid: string): TxnError {
+  return new TxnError({
+    code: "42710",
+    message: `transaction identifier "${gid}" is already in use`,
+    hint: "Take a new id from coordinator.newGid() for each transaction.",
+  });
+}
+
 export function noParticipants(): TxnError {
   return new TxnError({
     code: "22023",

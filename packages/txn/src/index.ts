@@ -18,6 +18,7 @@ export {
   decisionLogLocked,
   duplicateRegion,
   foreignGid,
+  gidInUse,
   invalidPrefix,
   isConnectionFailure,
   noParticipants,

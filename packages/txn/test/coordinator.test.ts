@@ -300,6 +300,21 @@ describe("Coordinator.commit", () => {
     expect(regions[0]!.statements).toEqual([]);
   });
 
+  it("refuses a gid that a commit under way is already using", async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const { regions, coordinator } = setup(["eu"], {
+      observer: { onStep: ({ step }) => (step === "decide" ? held : undefined) },
+    });
+    const gid = coordinator.newGid();
+    const first = coordinator.commit([regions[0]!.participant()], { gid });
+    expect((await rejection(coordinator.commit([regions[0]!.participant()], { gid }))).code).toBe("42710");
+    release();
+    expect((await first).outcome).toBe("committed");
+  });
+
   it("rolls back open transactions and names the regions whose ROLLBACK failed", async () => {
     const { regions, coordinator, participants } = setup(["eu", "us"]);
     regions[1]!.failOn("ROLLBACK", pgError(undefined, "connection lost"));
