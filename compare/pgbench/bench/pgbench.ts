@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type BenchOptions, parseOptions, USAGE } from "../src/options.js";
 import { runSession } from "../src/session.js";
-import { installSignalHandlers } from "../src/teardown.js";
+import { InterruptedError, installSignalHandlers } from "../src/teardown.js";
 
 function quoteArg(arg: string): string {
   return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`;
@@ -32,6 +32,10 @@ try {
     console.error(`report written to ${path}`);
   }
 } catch (error) {
-  console.error(`\npgbench comparison failed: ${error instanceof Error ? error.message : String(error)}`);
-  process.exitCode = 1;
+  if (error instanceof InterruptedError) {
+    process.exitCode = 130;
+  } else {
+    console.error(`\npgbench comparison failed: ${error instanceof Error ? error.message : String(error)}`);
+    process.exitCode = 1;
+  }
 }

@@ -1,5 +1,5 @@
 import { mkdirSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,7 +17,7 @@ import { findPgbouncer, pgbouncerVersion, startPgbouncer } from "./targets/pgbou
 import type { Backend, Target, TargetName } from "./targets/target.js";
 import { targetLabel } from "./targets/target.js";
 import { startTcpRelay } from "./targets/tcp-relay.js";
-import { onTeardown, runToCompletion, teardown } from "./teardown.js";
+import { onTeardown, removeAtTeardown, runToCompletion, stopIfTearingDown, teardown } from "./teardown.js";
 import { workload } from "./workloads.js";
 
 /** Where the proxy's command line appears once @geo/proxy is built. */
@@ -119,14 +119,15 @@ export async function runSession(options: BenchOptions, command: string): Promis
   }
 
   const workDir = await mkdtemp(join(tmpdir(), "geo-pgbench-"));
-  onTeardown(() => rm(workDir, { recursive: true, force: true }));
+  removeAtTeardown(workDir);
   const logDir = join(workDir, "pgbench-logs");
   mkdirSync(logDir);
 
   try {
     console.error("starting PostgreSQL");
     const cluster = await startCluster({ count: 1, settings: SERVER_SETTINGS });
-    onTeardown(() => cluster.stop());
+    // On a signal the testkit's own guard may already have removed the server: nothing left to stop.
+    onTeardown(() => cluster.stop().catch(() => undefined));
     const server = cluster.servers[0]!;
     const backend: Backend = {
       host: server.host,
@@ -175,6 +176,7 @@ export async function runSession(options: BenchOptions, command: string): Promis
       // hot paths get compiled, so round 1 is not handicapped against the later ones.
       console.error(`warming up every target for ${options.warmupSeconds} s`);
       for (const target of targets) {
+        stopIfTearingDown();
         await runPgbench(target, backend, workload("select-simple-16"), 0, {
           durationSeconds: options.warmupSeconds,
           threads: options.threads,
@@ -188,12 +190,14 @@ export async function runSession(options: BenchOptions, command: string): Promis
       for (const name of options.workloads) {
         const w = workload(name);
         for (const target of targets) {
+          stopIfTearingDown();
           if (w.script === "tpcb-like") await prepareTpcbRun(backend);
           const run = await runPgbench(target, backend, w, round, {
             durationSeconds: options.durationSeconds,
             threads: options.threads,
             logDir,
           });
+          stopIfTearingDown();
           console.error(formatRun(run, options.rounds));
           runs.push(run);
         }
@@ -202,6 +206,7 @@ export async function runSession(options: BenchOptions, command: string): Promis
     notes.push(...failureNotes(runs));
 
     let pointReads: PointReadOutcome[] | undefined;
+    stopIfTearingDown();
     if (options.pointReads > 0) {
       console.error(`measuring ${options.pointReads} sequential prepared point reads per target`);
       pointReads = await measurePointReads(

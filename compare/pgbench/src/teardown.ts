@@ -1,5 +1,6 @@
 import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
-import { closeSync, openSync, readFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, rmSync } from "node:fs";
+import { rm } from "node:fs/promises";
 
 /** A long-running process this kit started, stopped only by its own pid. */
 export interface ManagedProcess {
@@ -15,26 +16,70 @@ export interface ManagedProcess {
 
 type Cleanup = () => Promise<void> | void;
 
-const cleanups: Cleanup[] = [];
+interface Registration {
+  cleanup: Cleanup;
+  /** Synchronous part run the moment a signal arrives, before anything can kill us harder. */
+  urgent: (() => void) | undefined;
+}
+
+const registrations: Registration[] = [];
 let tearingDown: Promise<void> | undefined;
 
 /**
- * Registers work to undo at teardown; undone in reverse order of registration. Returns a function
- * that drops the registration once the work no longer needs undoing.
+ * Registers work to undo at teardown; undone in reverse order of registration. `urgent` is the
+ * synchronous version run first on a signal: a package runner or a parent process may follow
+ * Ctrl-C with SIGKILL within milliseconds, so signalling our children and removing our folders
+ * cannot wait for anything asynchronous. Returns a function that drops the registration.
  */
-export function onTeardown(cleanup: Cleanup): () => void {
-  cleanups.push(cleanup);
+export function onTeardown(cleanup: Cleanup, urgent?: () => void): () => void {
+  const registration: Registration = { cleanup, urgent };
+  registrations.push(registration);
   return () => {
-    const index = cleanups.lastIndexOf(cleanup);
-    if (index !== -1) cleanups.splice(index, 1);
+    const index = registrations.lastIndexOf(registration);
+    if (index !== -1) registrations.splice(index, 1);
   };
+}
+
+/** Removes a folder at teardown, at once on a signal. */
+export function removeAtTeardown(dir: string): void {
+  onTeardown(
+    () => rm(dir, { recursive: true, force: true }),
+    () => rmSync(dir, { recursive: true, force: true }),
+  );
+}
+
+function runUrgent(): void {
+  for (const { urgent } of [...registrations].reverse()) {
+    try {
+      urgent?.();
+    } catch {
+      // Best effort: the asynchronous pass repeats the work and reports failures.
+    }
+  }
+}
+
+/** True once teardown has begun: a session checks it between runs and stops starting new ones. */
+export function isTearingDown(): boolean {
+  return tearingDown !== undefined;
+}
+
+export class InterruptedError extends Error {
+  override readonly name = "InterruptedError";
+  constructor() {
+    super("interrupted");
+  }
+}
+
+/** Throws InterruptedError once teardown has begun. */
+export function stopIfTearingDown(): void {
+  if (tearingDown !== undefined) throw new InterruptedError();
 }
 
 /** Runs every registered cleanup once, newest first, reporting (not throwing) their failures. */
 export function teardown(): Promise<void> {
   tearingDown ??= (async () => {
-    while (cleanups.length > 0) {
-      const cleanup = cleanups.pop()!;
+    while (registrations.length > 0) {
+      const { cleanup } = registrations.pop()!;
       try {
         await cleanup();
       } catch (error) {
@@ -45,17 +90,26 @@ export function teardown(): Promise<void> {
   return tearingDown;
 }
 
-/** Stops everything on Ctrl-C, SIGTERM or an uncaught failure, then exits. */
+/**
+ * Stops everything on Ctrl-C, SIGTERM or an uncaught failure, then exits. The listeners stay
+ * installed (`on`, not `once`): other libraries' signal hooks, such as the testkit's, re-raise the
+ * signal when they believe they are the last listener, which would kill us before we clean up.
+ */
 export function installSignalHandlers(): void {
+  let exiting = false;
   const stopAndExit = (code: number) => {
+    if (exiting) return;
+    exiting = true;
+    runUrgent();
     void teardown().finally(() => process.exit(code));
   };
-  process.once("SIGINT", () => {
+  process.on("SIGINT", () => {
     console.error("\ninterrupted: stopping every process this run started");
     stopAndExit(130);
   });
-  process.once("SIGTERM", () => stopAndExit(143));
-  process.once("uncaughtException", (error) => {
+  process.on("SIGTERM", () => stopAndExit(143));
+  process.on("SIGHUP", () => stopAndExit(129));
+  process.on("uncaughtException", (error) => {
     console.error(error);
     stopAndExit(1);
   });
@@ -69,15 +123,17 @@ function waitForExit(child: ChildProcess): Promise<number | string> {
   });
 }
 
+function signalPid(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // Already gone.
+  }
+}
+
 /** Sends SIGTERM to one pid, then SIGKILL if it has not exited within `graceMs`. */
 async function stopPid(pid: number, exited: Promise<unknown>, graceMs = 5_000): Promise<void> {
-  const signal = (name: NodeJS.Signals) => {
-    try {
-      process.kill(pid, name);
-    } catch {
-      // Already gone.
-    }
-  };
+  const signal = (name: NodeJS.Signals) => signalPid(pid, name);
   signal("SIGTERM");
   let timer: NodeJS.Timeout | undefined;
   const timedOut = await Promise.race([
@@ -127,7 +183,10 @@ export function startProcess(
     hasExited: () => done,
     stop: () => (done ? Promise.resolve() : stopPid(pid, exited)),
   };
-  onTeardown(() => managed.stop());
+  onTeardown(
+    () => managed.stop(),
+    () => signalPid(pid, "SIGTERM"),
+  );
   return managed;
 }
 
@@ -155,7 +214,13 @@ export function runToCompletion(
     child.once("error", reject);
     const exited = waitForExit(child);
     const pid = child.pid;
-    const unregister = pid === undefined ? () => {} : onTeardown(() => stopPid(pid, exited));
+    const unregister =
+      pid === undefined
+        ? () => {}
+        : onTeardown(
+            () => stopPid(pid, exited),
+            () => signalPid(pid, "SIGTERM"),
+          );
     child.once("close", async () => {
       unregister();
       resolve({

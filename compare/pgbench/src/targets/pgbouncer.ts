@@ -1,10 +1,10 @@
 import { execFileSync } from "node:child_process";
 import { chownSync, existsSync, writeFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, waitUntilListening } from "../ports.js";
-import { onTeardown, startProcess } from "../teardown.js";
+import { removeAtTeardown, startProcess } from "../teardown.js";
 import type { Backend, Target } from "./target.js";
 
 const PGBOUNCER_CANDIDATES = ["/usr/sbin/pgbouncer", "/usr/bin/pgbouncer", "/usr/local/bin/pgbouncer"];
@@ -88,7 +88,7 @@ export async function startPgbouncer(
   options: PgbouncerOptions,
 ): Promise<Target> {
   const workDir = await mkdtemp(join(tmpdir(), "geo-pgbouncer-"));
-  onTeardown(() => rm(workDir, { recursive: true, force: true }));
+  removeAtTeardown(workDir);
   const port = await freePort();
   const account = unprivilegedAccount();
   const ini = join(workDir, "pgbouncer.ini");
