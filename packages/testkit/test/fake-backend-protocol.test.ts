@@ -160,7 +160,7 @@ describe("FakeBackend notices and notifications", () => {
       ],
     });
     const client = new pg.Client({ connectionString: fake.url() });
-    const notices: { code?: string | undefined; message: string }[] = [];
+    const notices: { code?: string | undefined; message?: string | undefined }[] = [];
     client.on("notice", (notice) => notices.push(notice));
     await client.connect();
     expect((await client.query("select noisy")).rowCount).toBe(3);
