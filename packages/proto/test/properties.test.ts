@@ -329,6 +329,42 @@ describe("encode then decode", () => {
   });
 });
 
+describe("a stream of many messages", () => {
+  const backend = roundTrips.filter((r) => r.direction === "backend");
+  const anyBackendMessage = fc.oneof(
+    ...backend.map((r) => r.arbitrary.map((m) => ({ message: m, bytes: r.encode(m as never) }))),
+  );
+
+  it("decodes to the same messages under any chunking", () => {
+    fc.assert(
+      fc.property(
+        fc.array(anyBackendMessage, { minLength: 1, maxLength: 30 }),
+        fc.array(fc.nat(), { maxLength: 20 }),
+        (items, rawCuts) => {
+          const stream = Buffer.concat(items.map((i) => i.bytes));
+          const cuts = [
+            0,
+            ...rawCuts.map((c) => c % (stream.length + 1)).sort((a, b) => a - b),
+            stream.length,
+          ];
+          const framer = new p.BackendFramer();
+          const decoded: unknown[] = [];
+          for (let i = 1; i < cuts.length; i++) {
+            framer.push(stream.subarray(cuts[i - 1], cuts[i]));
+            for (let f = framer.next(); f !== null; f = framer.next()) {
+              if (p.isProtocolFault(f)) throw new Error(f.message);
+              decoded.push(p.decodeBackendMessage(p.copyFrame(f)));
+            }
+          }
+          expect(decoded).toEqual(items.map((i) => i.message));
+          expect(framer.bufferedLength).toBe(0);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
+
 describe("arbitrary bytes", () => {
   const decoders = [...new Map(messageCases.map((c) => [c.decode, c.name])).entries()];
 
