@@ -54,6 +54,7 @@ export {
   refuseReplicatedWriteFromRows,
   refuseReplicatedWriteVolatile,
   refuseResidency,
+  refuseSingleCopyWriteAcrossRegions,
   refuseUncombinable,
   refuseUnknownRegionHint,
   refuseUnplaceableInsertRow,

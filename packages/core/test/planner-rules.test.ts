@@ -407,6 +407,21 @@ describe("planner rules", () => {
     expect(plan(analysis({ ...spec, mergeActions: ["update"] }), context).kind).toBe("distributed-write");
   });
 
+  it("refuses a write over several regions that also writes a table kept in one region", () => {
+    const decided = plan(
+      analysis({
+        kind: "update",
+        tables: [
+          { name: "users", access: "write" },
+          { name: "eu_audit", access: "write", block: 1 },
+        ],
+        blocks: [{ role: "top" }, { parent: 0, role: "cte" }],
+      }),
+      context,
+    );
+    expect(refusalOf(decided)).toBe("single-copy-write-across-regions");
+  });
+
   it("writes every region verbatim for an unconstrained UPDATE", () => {
     const decided = plan(analysis({ kind: "update", tables: [{ name: "users", access: "write" }] }), context);
     expect(decided).toMatchObject({ kind: "distributed-write", statements: [{ sql: "<update>" }, {}, {}] });

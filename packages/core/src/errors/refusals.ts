@@ -16,6 +16,7 @@ export const REFUSAL_CODES = [
   "copy-across-regions",
   "explain-across-regions",
   "writing-cte-across-regions",
+  "single-copy-write-across-regions",
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 
@@ -191,5 +192,22 @@ export function refuseWritingCteAcrossRegions(table: string, regions: readonly R
     FEATURE_NOT_SUPPORTED,
     `the WITH query writing ${table} could touch rows in ${list(regions)}`,
     `constrain ${table} to one key in the WITH query, or run the write as its own statement`,
+  );
+}
+
+/**
+ * A statement run in several regions that also writes a table living in one region only (pinned,
+ * or replicated with a writer): each region would write its own copy of that table.
+ */
+export function refuseSingleCopyWriteAcrossRegions(
+  table: string,
+  home: RegionId,
+  regions: readonly RegionId[],
+): Refusal {
+  return refusal(
+    "single-copy-write-across-regions",
+    FEATURE_NOT_SUPPORTED,
+    `the statement runs in ${list(regions)} but also writes ${table}, which is written in ${home} only`,
+    `write ${table} in a statement of its own`,
   );
 }

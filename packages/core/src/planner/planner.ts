@@ -10,6 +10,7 @@ import {
   refuseReplicatedWriteFromRows,
   refuseReplicatedWriteVolatile,
   refuseResidency,
+  refuseSingleCopyWriteAcrossRegions,
   refuseUncombinable,
   refuseUnknownRegionHint,
   refuseUnplaceableInsertRow,
@@ -381,9 +382,21 @@ class Planning {
       );
     }
 
-    if (single)
+    if (single) {
       return { kind: "single", region: this.regions(target)[0]!, access: "read-write", sql: analysis.text };
+    }
     const regions = this.regions(target);
+    for (const index of writeIndexes) {
+      const resolved = this.resolved[index]!;
+      const onlyIn =
+        resolved.placement === "pinned"
+          ? resolved.region
+          : resolved.placement === "global_replicated" && analysis.kind !== "ddl"
+            ? resolved.writer
+            : undefined;
+      if (onlyIn !== undefined)
+        return refused(refuseSingleCopyWriteAcrossRegions(tableName(this.refs[index]!), onlyIn, regions));
+    }
     switch (analysis.kind) {
       case "utility":
         return refused(refuseUtilityAcrossRegions(analysis.command, regions));
