@@ -29,32 +29,6 @@ export const DEFAULT_MAX_AUTH_LENGTH = 65_536;
 
 const MIN_GROWTH = 16 * 1024;
 
-/**
- * The framer's Frame: views are cut on first access, since forwarding needs only `bytes` and a
- * peek only `payload`; most frames never need both.
- */
-class LazyFrame implements Frame {
-  private payloadView: Buffer | null = null;
-  private bytesView: Buffer | null = null;
-
-  constructor(
-    readonly code: number,
-    private readonly source: Buffer,
-    private readonly start: number,
-    private readonly bodyStart: number,
-    private readonly end: number,
-  ) {}
-
-  get payload(): Buffer {
-    if (this.payloadView === null) this.payloadView = this.source.subarray(this.bodyStart, this.end);
-    return this.payloadView;
-  }
-
-  get bytes(): Buffer {
-    if (this.bytesView === null) this.bytesView = this.source.subarray(this.start, this.end);
-    return this.bytesView;
-  }
-}
 const EMPTY = Buffer.alloc(0);
 
 /** The byte accumulator shared by both framers: offset/length cursors over one growing buffer. */
@@ -148,7 +122,11 @@ abstract class ByteStream {
     const total = length + 1;
     if (available < total) return null;
     this.pos = start + total;
-    const frame = new LazyFrame(code, buf, start, start + 5, start + total);
+    const frame: Frame = {
+      code,
+      payload: buf.subarray(start + 5, start + total),
+      bytes: buf.subarray(start, start + total),
+    };
     if (this.pos === this.end) this.release();
     return frame;
   }
@@ -248,7 +226,11 @@ export class FrontendFramer extends ByteStream {
     if (available < length) return null;
     const request = buf.readInt32BE(start + 4);
     this.pos = start + length;
-    const frame = new LazyFrame(STARTUP_FRAME_CODE, buf, start, start + 4, start + length);
+    const frame: Frame = {
+      code: STARTUP_FRAME_CODE,
+      payload: buf.subarray(start + 4, start + length),
+      bytes: buf.subarray(start, start + length),
+    };
     if (
       request !== StartupRequestCode.SSLRequest &&
       request !== StartupRequestCode.GSSENCRequest &&
