@@ -21,15 +21,19 @@ if (options === undefined) {
   process.exit(0);
 }
 
+// pnpm runs the script from the package folder; paths on the command line mean the caller's folder.
+const invocationDir = process.env["INIT_CWD"] ?? process.cwd();
+if (options.out !== undefined) options.out = resolve(invocationDir, options.out);
+if (options.geoproxyCli !== undefined) options.geoproxyCli = resolve(invocationDir, options.geoproxyCli);
+
 installSignalHandlers();
 const command = ["pnpm --filter @geo/compare-pgbench run bench", ...argv.map(quoteArg)].join(" ");
 try {
   const report = await runSession(options, command);
   console.log(`\n${report}`);
   if (options.out !== undefined) {
-    const path = resolve(options.out);
-    writeFileSync(path, report);
-    console.error(`report written to ${path}`);
+    writeFileSync(options.out, report);
+    console.error(`report written to ${options.out}`);
   }
 } catch (error) {
   if (error instanceof InterruptedError) {

@@ -14,6 +14,8 @@ export interface BenchOptions {
   poolSize: number;
   threads: number;
   out: string | undefined;
+  /** geoproxy's built command line; the workspace's apps/proxy/dist/cli.js unless given. */
+  geoproxyCli: string | undefined;
 }
 
 export const USAGE = `Usage: pnpm --filter @geo/compare-pgbench run bench [flags]
@@ -28,6 +30,7 @@ export const USAGE = `Usage: pnpm --filter @geo/compare-pgbench run bench [flags
   --pool-size <n>     server connections PgBouncer and geoproxy may open (default 20)
   --threads <n>       pgbench -j for multi-client runs (default: the machine's cores)
   --out <file>        also write the markdown report to this file
+  --geoproxy-cli <f>  geoproxy's built cli.js (default: apps/proxy/dist/cli.js of this workspace)
   --help              this text`;
 
 export class UsageError extends Error {
@@ -76,6 +79,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
       "pool-size": { type: "string" },
       threads: { type: "string" },
       out: { type: "string" },
+      "geoproxy-cli": { type: "string" },
       help: { type: "boolean" },
     },
   });
@@ -91,5 +95,6 @@ export function parseOptions(argv: readonly string[]): BenchOptions | undefined 
     poolSize: positiveInteger("pool-size", values["pool-size"], 20),
     threads: positiveInteger("threads", values.threads, availableParallelism()),
     out: values.out,
+    geoproxyCli: values["geoproxy-cli"],
   };
 }

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { availableParallelism, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startCluster } from "@geo/testkit";
 import pg from "pg";
@@ -21,7 +21,9 @@ import { onTeardown, removeAtTeardown, runToCompletion, stopIfTearingDown, teard
 import { workload } from "./workloads.js";
 
 /** Where the proxy's command line appears once @geo/proxy is built. */
-export const GEOPROXY_CLI = fileURLToPath(new URL("../../../apps/proxy/dist/cli.js", import.meta.url));
+export const DEFAULT_GEOPROXY_CLI = fileURLToPath(
+  new URL("../../../apps/proxy/dist/cli.js", import.meta.url),
+);
 
 /** Settings on top of the launcher's defaults (which turn fsync and synchronous_commit off). */
 const SERVER_SETTINGS: Record<string, string> = {
@@ -100,6 +102,7 @@ export async function runSession(options: BenchOptions, command: string): Promis
     );
   }
 
+  const geoproxyCli = resolve(options.geoproxyCli ?? DEFAULT_GEOPROXY_CLI);
   const wanted = new Set<TargetName>(options.targets);
   let pgbouncerBinary: string | undefined;
   if (wanted.has("pgbouncer")) {
@@ -111,7 +114,7 @@ export async function runSession(options: BenchOptions, command: string): Promis
     }
   }
   if (wanted.has("geoproxy")) {
-    const why = geoproxyUnavailable(GEOPROXY_CLI);
+    const why = geoproxyUnavailable(geoproxyCli);
     if (why !== undefined) {
       note(`geoproxy NOT MEASURED: ${why}`);
       wanted.delete("geoproxy");
@@ -160,7 +163,7 @@ export async function runSession(options: BenchOptions, command: string): Promis
     for (const name of options.targets) {
       if (!wanted.has(name)) continue;
       try {
-        const target = await startTarget(name, backend, workDir, options, pgbouncerBinary);
+        const target = await startTarget(name, backend, workDir, options, pgbouncerBinary, geoproxyCli);
         await checkAnswers(target, backend);
         targets.push(target);
         console.error(`${targetLabel(name)} ready on 127.0.0.1:${target.port}`);
@@ -217,6 +220,13 @@ export async function runSession(options: BenchOptions, command: string): Promis
       );
     }
 
+    const busiest = Math.max(Number(loadAtStart), Number(loadAverage()));
+    if (busiest > availableParallelism() / 2) {
+      notes.push(
+        `The machine was busy (1-minute load up to ${busiest.toFixed(1)} on ${availableParallelism()} cores): ` +
+          "other work competed for the CPU, so these figures are noisier than a quiet machine's.",
+      );
+    }
     if (options.rounds < 3)
       notes.push(`Only ${options.rounds} round(s): a smoke run, not a figure to publish.`);
     const setup = [
@@ -250,6 +260,7 @@ async function startTarget(
   workDir: string,
   options: BenchOptions,
   pgbouncerBinary: string | undefined,
+  geoproxyCli: string,
 ): Promise<Target> {
   switch (name) {
     case "direct":
@@ -259,6 +270,6 @@ async function startTarget(
     case "relay":
       return startTcpRelay(backend, workDir);
     case "geoproxy":
-      return startGeoproxy(GEOPROXY_CLI, backend, workDir, options.poolSize);
+      return startGeoproxy(geoproxyCli, backend, workDir, options.poolSize);
   }
 }
