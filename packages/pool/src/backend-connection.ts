@@ -539,17 +539,22 @@ export class BackendConnection {
         return;
       case BackendCode.BackendKeyData: {
         const message = decodeBackendKeyData(frame.payload);
-        if (isProtocolFault(message))
-          return this.failStartup(backendProtocolViolation(this.address, message.message));
+        if (isProtocolFault(message)) {
+          this.failStartup(backendProtocolViolation(this.address, message.message));
+          return;
+        }
         this.pid = message.processId;
         this.key = Buffer.from(message.secretKey);
         return;
       }
       case BackendCode.ErrorResponse: {
         const message = decodeErrorResponse(frame.payload);
-        if (isProtocolFault(message))
-          return this.failStartup(backendProtocolViolation(this.address, message.message));
-        return this.failStartup(PgError.fromFields(message.fields));
+        if (isProtocolFault(message)) {
+          this.failStartup(backendProtocolViolation(this.address, message.message));
+          return;
+        }
+        this.failStartup(PgError.fromFields(message.fields));
+        return;
       }
       case BackendCode.ReadyForQuery:
         this.framer.setMaxLength(0x3fffffff);
@@ -569,61 +574,78 @@ export class BackendConnection {
     startup: { resolve: () => void; reject: (error: PgError) => void; scram: ScramClient | null },
   ): void {
     const message = decodeAuthentication(frame.payload);
-    if (isProtocolFault(message))
-      return this.failStartup(backendProtocolViolation(this.address, message.message));
+    if (isProtocolFault(message)) {
+      this.failStartup(backendProtocolViolation(this.address, message.message));
+      return;
+    }
     const { password, scramKeys, user } = this.options;
     switch (message.type) {
       case "AuthenticationOk":
         return;
       case "AuthenticationCleartextPassword":
-        if (password === undefined)
-          return this.failStartup(backendPasswordMissing(this.address, user, "password"));
+        if (password === undefined) {
+          this.failStartup(backendPasswordMissing(this.address, user, "password"));
+          return;
+        }
         this.socket.write(encodePasswordMessage({ password }));
         return;
       case "AuthenticationMD5Password":
-        if (password === undefined)
-          return this.failStartup(backendPasswordMissing(this.address, user, "md5"));
+        if (password === undefined) {
+          this.failStartup(backendPasswordMissing(this.address, user, "md5"));
+          return;
+        }
         this.socket.write(encodePasswordMessage({ password: md5PasswordHash(user, password, message.salt) }));
         return;
       case "AuthenticationSASL": {
         if (!message.mechanisms.includes(SCRAM_SHA_256)) {
-          return this.failStartup(
+          this.failStartup(
             backendAuthUnsupported(this.address, user, `SASL (${message.mechanisms.join(", ")})`),
           );
+          return;
         }
         const credentials =
           password !== undefined ? { password } : scramKeys !== undefined ? scramKeys : null;
-        if (credentials === null)
-          return this.failStartup(backendPasswordMissing(this.address, user, SCRAM_SHA_256));
+        if (credentials === null) {
+          this.failStartup(backendPasswordMissing(this.address, user, SCRAM_SHA_256));
+          return;
+        }
         const scram = new ScramClient(credentials);
         startup.scram = scram;
         this.socket.write(encodeSASLInitialResponse({ mechanism: SCRAM_SHA_256, data: scram.clientFirst() }));
         return;
       }
       case "AuthenticationSASLContinue": {
-        if (startup.scram === null)
-          return this.failStartup(backendProtocolViolation(this.address, "SASLContinue before SASL"));
+        if (startup.scram === null) {
+          this.failStartup(backendProtocolViolation(this.address, "SASLContinue before SASL"));
+          return;
+        }
         const final = startup.scram.serverFirst(message.data);
-        if (isScramFailure(final))
-          return this.failStartup(backendScramFailed(this.address, user, final.message));
+        if (isScramFailure(final)) {
+          this.failStartup(backendScramFailed(this.address, user, final.message));
+          return;
+        }
         this.socket.write(encodeSASLResponse({ data: final }));
         return;
       }
       case "AuthenticationSASLFinal": {
-        if (startup.scram === null)
-          return this.failStartup(backendProtocolViolation(this.address, "SASLFinal before SASL"));
+        if (startup.scram === null) {
+          this.failStartup(backendProtocolViolation(this.address, "SASLFinal before SASL"));
+          return;
+        }
         const failure = startup.scram.serverFinal(message.data);
-        if (failure !== null)
-          return this.failStartup(backendScramFailed(this.address, user, failure.message));
+        if (failure !== null) {
+          this.failStartup(backendScramFailed(this.address, user, failure.message));
+        }
         return;
       }
       case "AuthenticationKerberosV5":
       case "AuthenticationGSS":
       case "AuthenticationGSSContinue":
       case "AuthenticationSSPI":
-        return this.failStartup(
+        this.failStartup(
           backendAuthUnsupported(this.address, user, message.type.slice("Authentication".length)),
         );
+        return;
     }
   }
 
@@ -670,16 +692,20 @@ export class BackendConnection {
     switch (frame.code) {
       case BackendCode.RowDescription: {
         const message = decodeRowDescription(frame.payload);
-        if (isProtocolFault(message))
-          return this.breakWith(backendProtocolViolation(this.address, message.message));
+        if (isProtocolFault(message)) {
+          this.breakWith(backendProtocolViolation(this.address, message.message));
+          return;
+        }
         pending.fields = message.fields.map((field) => field.name);
         pending.rows = [];
         return;
       }
       case BackendCode.DataRow: {
         const message = decodeDataRow(frame.payload);
-        if (isProtocolFault(message))
-          return this.breakWith(backendProtocolViolation(this.address, message.message));
+        if (isProtocolFault(message)) {
+          this.breakWith(backendProtocolViolation(this.address, message.message));
+          return;
+        }
         pending.rows.push(message.values.map((value) => (value === null ? null : value.toString("utf8"))));
         return;
       }

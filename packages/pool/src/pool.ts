@@ -261,7 +261,10 @@ export class Pool implements LeaseOwner {
     if (reset === true) kind = ResetKind.full;
     else if (reset !== undefined && reset !== false) kind = strongerReset(kind, reset);
     if (connection.txStatus !== "I") kind = ResetKind.full;
-    if (kind === ResetKind.none) return this.offer(slot);
+    if (kind === ResetKind.none) {
+      this.offer(slot);
+      return;
+    }
     this.reset(slot, kind);
   }
 
