@@ -71,7 +71,7 @@ describe("FakeBackend extended protocol", () => {
       "CommandComplete",
       "ReadyForQuery",
     ]);
-    expect(messages.at(-2)).toMatchObject({ type: "CommandComplete", tag: "SELECT 3" });
+    expect(messages.at(-2)).toMatchObject({ type: "CommandComplete", tag: "SELECT 1" });
     await client.close();
   });
 

@@ -1111,7 +1111,8 @@ export class FakeConnection {
       writePortalSuspended(this.out);
       return;
     }
-    const tag = this.completionTag(reply, classified, to);
+    // PostgreSQL counts the rows of this Execute only, not of the whole portal.
+    const tag = this.completionTag(reply, classified, to - from);
     if (!portal.completed) this.applyEffects(classified);
     portal.completed = true;
     writeCommandComplete(this.out, { tag });
