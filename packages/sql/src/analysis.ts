@@ -328,8 +328,13 @@ export interface HomeFinish {
   /** Names of the shipped columns, in parameter order. */
   readonly columns: readonly string[];
   readonly firstParam: number;
-  /** Builds the finish statement given the shipped columns' type names (same order as `columns`). */
-  render(types: readonly TypeName[]): string;
+  /**
+   * Builds the finish statement given the shipped columns' type names (same order as `columns`).
+   * When `columns` is empty (an ordered plan ships whole rows) pass every column's type in
+   * RowDescription order, hidden sort columns included, and the visible columns' names. A column
+   * whose type is an array is bound as `text[]` holding each value's text form.
+   */
+  render(types: readonly TypeName[], names?: readonly string[]): string;
 }
 
 /** Tier 1: rows, concatenated as they come (optionally truncated by LIMIT/OFFSET). */

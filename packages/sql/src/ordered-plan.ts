@@ -1,0 +1,122 @@
+import type { HomeFinish, OrderedPlan, SortKey, TypeName } from "./analysis.js";
+import { cloneTree, lastName, type Node, nodeAs, type SelectStmt, type SortBy, stringValue } from "./ast.js";
+import { columnRef, deparse, resTarget } from "./deparse.js";
+import { unnestRelation } from "./home-relation.js";
+import { regionLimit, withRegionLimit } from "./limit-rewrite.js";
+
+export const SORT_COLUMN_PREFIX = "__geo_sort_";
+
+/** The expression an ORDER BY item sorts by: ordinals and output names resolved to the select list. */
+function sortExpression(item: SortBy, select: SelectStmt): Node | undefined {
+  const node = item.node;
+  if (node === undefined) return undefined;
+  const targets = (select.targetList ?? []).map((t) => nodeAs(t, "ResTarget"));
+  const ordinal = nodeAs(node, "A_Const")?.ival;
+  if (ordinal !== undefined) {
+    const target = targets[(ordinal.ival ?? 0) - 1];
+    if (target?.val === undefined || isStar(target.val)) return undefined;
+    return target.val;
+  }
+  const ref = nodeAs(node, "ColumnRef");
+  if (ref !== undefined && ref.fields?.length === 1) {
+    const name = stringValue(ref.fields[0]);
+    const named = targets.find((t) => t?.name !== undefined && t.name === name);
+    if (named?.val !== undefined) return named.val;
+  }
+  return node;
+}
+
+function isStar(node: Node): boolean {
+  const fields = nodeAs(node, "ColumnRef")?.fields ?? [];
+  return fields.length > 0 && nodeAs(fields[fields.length - 1], "A_Star") !== undefined;
+}
+
+/**
+ * Tier 1 with an order: each region sorts and cuts its own top count+offset rows, the sort keys
+ * added as hidden trailing columns; the proxy merges them (exact types only) or the home region
+ * re-sorts them. Undefined when the ORDER BY cannot be carried in hidden columns.
+ */
+export function planOrdered(select: SelectStmt, statementParams: number): OrderedPlan | undefined {
+  if (select.limitOption === "LIMIT_OPTION_WITH_TIES") return undefined;
+  const limit = regionLimit(select);
+  if (limit === "unsupported") return undefined;
+  const sortBys = (select.sortClause ?? []).map((s) => nodeAs(s, "SortBy"));
+  const hidden: Node[] = [];
+  const keys: SortKey[] = [];
+  const count = sortBys.length;
+  for (const [i, sortBy] of sortBys.entries()) {
+    if (sortBy === undefined || (sortBy.useOp?.length ?? 0) > 0 || sortBy.sortby_dir === "SORTBY_USING")
+      return undefined;
+    const expr = sortExpression(sortBy, select);
+    if (expr === undefined) return undefined;
+    const column = `${SORT_COLUMN_PREFIX}${i}`;
+    hidden.push(resTarget(cloneTree(expr), column));
+    const descending = sortBy.sortby_dir === "SORTBY_DESC";
+    const nullsFirst =
+      sortBy.sortby_nulls === "SORTBY_NULLS_FIRST"
+        ? true
+        : sortBy.sortby_nulls === "SORTBY_NULLS_LAST"
+          ? false
+          : descending;
+    const collation = lastName(nodeAs(expr, "CollateClause")?.collname);
+    keys.push({
+      column,
+      fromEnd: count - 1 - i,
+      descending,
+      nullsFirst,
+      ...(collation === undefined ? {} : { collation }),
+    });
+  }
+  const region = withRegionLimit({ ...select, targetList: [...(select.targetList ?? []), ...hidden] }, limit);
+  const finishLimit = {
+    limitCount: select.limitCount,
+    limitOffset: select.limitOffset,
+    limitOption: select.limitOption,
+  };
+  const homeFinish: HomeFinish = {
+    columns: [],
+    firstParam: statementParams + 1,
+    render(types: readonly TypeName[], names?: readonly string[]): string {
+      const visible = types.length - count;
+      if (visible < 0) throw new RangeError("fewer columns than sort keys");
+      const columns = types.map((type, i) => ({
+        name: i < visible ? `c${i}` : `${SORT_COLUMN_PREFIX}${i - visible}`,
+        type,
+      }));
+      const targets = columns
+        .slice(0, visible)
+        .map((c, i) => resTarget(columnRef(c.name), names?.[i] ?? c.name));
+      const sortClause = keys.map((k) => ({
+        SortBy: {
+          node:
+            k.collation === undefined
+              ? columnRef(k.column)
+              : {
+                  CollateClause: { arg: columnRef(k.column), collname: [{ String: { sval: k.collation } }] },
+                },
+          sortby_dir: k.descending ? "SORTBY_DESC" : "SORTBY_ASC",
+          sortby_nulls: k.nullsFirst ? "SORTBY_NULLS_FIRST" : "SORTBY_NULLS_LAST",
+        },
+      })) as Node[];
+      const finish: SelectStmt = {
+        targetList: targets,
+        fromClause: [unnestRelation(columns, statementParams + 1, "__geo_r")],
+        sortClause,
+        op: "SETOP_NONE",
+        limitOption: finishLimit.limitOption ?? "LIMIT_OPTION_DEFAULT",
+        ...(finishLimit.limitCount === undefined ? {} : { limitCount: cloneTree(finishLimit.limitCount) }),
+        ...(finishLimit.limitOffset === undefined ? {} : { limitOffset: cloneTree(finishLimit.limitOffset) }),
+      };
+      return deparse({ SelectStmt: finish });
+    },
+  };
+  return {
+    tier: "ordered",
+    regionSql: deparse({ SelectStmt: region }),
+    sortKeys: keys,
+    hiddenColumns: count,
+    limit: limit.spec,
+    homeFinish,
+    movesRowData: true,
+  };
+}
