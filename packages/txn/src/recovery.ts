@@ -33,7 +33,8 @@ export interface RecoveryReport {
   readonly waiting: Array<RecoveryAction & { readonly ageMs: number }>;
   /** Decisions now acted on everywhere and marked complete in the log. */
   readonly completed: string[];
-  readonly failures: Array<{ readonly region: string; readonly gid?: string; readonly error: unknown }>;
+  /** Regions that could not be scanned or acted on, and log reads or writes that failed (no region). */
+  readonly failures: Array<{ readonly region?: string; readonly gid?: string; readonly error: unknown }>;
 }
 
 interface Sighting {
@@ -104,9 +105,9 @@ export class Recovery {
     try {
       await Promise.all(
         this.options.regions.map(async (region) => {
+          let connection: RecoveryConnection | undefined;
           try {
-            const connection = await connector.connect(region);
-            connections.set(region, connection);
+            connection = await connector.connect(region);
             const result = await connection.query(scanPrepared(coordinator.prefix));
             for (const row of result.rows) {
               const gid = String(row["gid"]);
@@ -116,8 +117,9 @@ export class Recovery {
               list.push({ region, ageMs: Number(row["age_ms"]) });
               sightings.set(gid, list);
             }
+            connections.set(region, connection);
           } catch (error) {
-            connections.delete(region);
+            await connection?.close().catch(() => {});
             report.failures.push({ region, error });
           }
         }),
@@ -125,7 +127,12 @@ export class Recovery {
 
       for (const [gid, seen] of sightings) {
         if (coordinator.isActive(gid)) continue;
-        await this.settle(gid, seen, connections, report);
+        try {
+          await this.settle(gid, seen, connections, report);
+        } catch (error) {
+          // The log could not be read or written: leave this one for the next pass.
+          report.failures.push({ gid, error });
+        }
       }
 
       for (const record of pendingBefore) {
@@ -215,7 +222,7 @@ export class Recovery {
       report.completed.push(gid);
       this.options.coordinator.noteResolved(gid);
     } catch (error) {
-      report.failures.push({ region: "", gid, error });
+      report.failures.push({ gid, error });
     }
   }
 }

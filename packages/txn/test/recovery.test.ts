@@ -176,4 +176,25 @@ describe("Recovery", () => {
     await new Promise((r) => setTimeout(r, 40));
     expect(scans()).toBe(stopped);
   });
+
+  it("keeps going past a transaction whose log lookup fails, and settles it on a later pass", async () => {
+    const { eu, log, coordinator, recovery } = setup();
+    const stuck = coordinator.newGid();
+    const fine = coordinator.newGid();
+    eu.leavePrepared(stuck);
+    eu.leavePrepared(fine);
+    await log.decide({ gid: stuck, decision: "commit", participants: ["eu"], decidedAt: 1 });
+    await log.decide({ gid: fine, decision: "commit", participants: ["eu"], decidedAt: 1 });
+    const lookup = log.lookup.bind(log);
+    log.lookup = async (gid) => {
+      if (gid === stuck) throw new Error("log unreachable");
+      return lookup(gid);
+    };
+    const report = await recovery.runOnce();
+    expect(report.committed).toEqual([{ gid: fine, region: "eu" }]);
+    expect(report.failures).toMatchObject([{ gid: stuck }]);
+    log.lookup = lookup;
+    expect((await recovery.runOnce()).committed).toEqual([{ gid: stuck, region: "eu" }]);
+    expect(eu.prepared.size).toBe(0);
+  });
 });
