@@ -3,6 +3,9 @@
  * stream arrives in 64 KiB socket-sized chunks, is cut into frames, and each DataRow is either
  * walked column by column without allocation (the routing path) or fully decoded.
  *
+ * A last line measures the other direction: a client's Bind/Execute/Sync stream framed and each
+ * Bind indexed with BindView to read its first parameter (what routing by key does).
+ *
  *   pnpm run bench            (or: pnpm exec tsx bench/codec.ts [megabytes] [runs])
  *
  * Prints figures; asserts nothing.
@@ -10,14 +13,20 @@
 import {
   BackendCode,
   BackendFramer,
+  BindView,
   DataRowCursor,
   decodeBackendMessage,
+  encodeBind,
   encodeCommandComplete,
   encodeDataRow,
+  encodeExecute,
   encodeReadyForQuery,
   encodeRowDescription,
   type Frame,
+  FrontendCode,
+  FrontendFramer,
   isProtocolFault,
+  Messages,
   type ProtocolFault,
 } from "../src/index.js";
 
@@ -124,3 +133,65 @@ for (const mode of ["frame (bytes view)", "frame + DataRow cursor", "frame + ful
     `${mode.padEnd(24)} ${mbPerS.toFixed(0).padStart(6)} MiB/s ${(msgPerS / 1e6).toFixed(2).padStart(6)} M msg/s  (${ms.toFixed(0)} ms)`,
   );
 }
+
+function buildClientStream(targetBytes: number): { stream: Buffer; messages: number } {
+  const parts: Buffer[] = [];
+  let size = 0;
+  let messages = 0;
+  for (let id = 1; size < targetBytes; id++) {
+    const batch = Buffer.concat([
+      encodeBind({
+        portal: "",
+        statement: "get_user",
+        paramFormats: [],
+        params: [Buffer.from(`user-${id}`), Buffer.from(String(id % 1000))],
+        resultFormats: [1],
+      }),
+      encodeExecute({ portal: "", maxRows: 0 }),
+      Messages.sync,
+    ]);
+    parts.push(batch);
+    size += batch.length;
+    messages += 3;
+  }
+  return { stream: Buffer.concat(parts), messages };
+}
+
+const client = buildClientStream(megabytes * 1024 * 1024);
+const clientChunks = chunksOf(client.stream);
+const clientMb = client.stream.length / (1024 * 1024);
+const clientTimes: number[] = [];
+for (let i = 0; i <= runs; i++) {
+  const framer = new FrontendFramer();
+  framer.markAuthenticated();
+  let count = 0;
+  let keyBytes = 0;
+  const started = process.hrtime.bigint();
+  for (const chunk of clientChunks) {
+    framer.push(chunk);
+    for (let item = framer.next(); item !== null; item = framer.next()) {
+      if (isProtocolFault(item)) throw new Error(item.message);
+      count++;
+      if (item.code === FrontendCode.Bind) {
+        const view = BindView.from(item.payload);
+        if (isProtocolFault(view)) throw new Error(view.message);
+        keyBytes += view.length(0);
+      }
+    }
+  }
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  if (count !== client.messages || keyBytes === 0) throw new Error(`framed ${count} of ${client.messages}`);
+  if (i > 0) clientTimes.push(ms);
+}
+const clientMs = median(clientTimes);
+console.log(
+  `${"client Bind + BindView".padEnd(24)} ${(clientMb / (clientMs / 1000)).toFixed(0).padStart(6)} MiB/s ${(
+    client.messages /
+    (clientMs / 1000) /
+    1e6
+  )
+    .toFixed(2)
+    .padStart(
+      6,
+    )} M msg/s  (${clientMs.toFixed(0)} ms, ${(client.stream.length / client.messages).toFixed(0)} B/msg)`,
+);
