@@ -197,4 +197,37 @@ describe("Recovery", () => {
     expect((await recovery.runOnce()).committed).toEqual([{ gid: stuck, region: "eu" }]);
     expect(eu.prepared.size).toBe(0);
   });
+
+  it("cannot decide differently from a slow coordinator in another process: the first decision holds", async () => {
+    const regions = [new FakeRegion("eu"), new FakeRegion("us")];
+    const log = new MemoryDecisionLog();
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const slow = new Coordinator({
+      prefix: "geo_a",
+      log,
+      observer: { onStep: ({ step }) => (step === "decide" ? held : undefined) },
+    });
+    // Another process with the same prefix and log, which knows nothing of the slow one's transaction.
+    const elsewhere = new Recovery({
+      coordinator: new Coordinator({ prefix: "geo_a", log }),
+      log,
+      connector: new FakeConnector(regions),
+      regions: ["eu", "us"],
+      graceMs: 1000,
+    });
+    const commit = slow.commit(regions.map((r) => r.participant()));
+    await new Promise((r) => setTimeout(r, 5));
+    for (const region of regions) region.now += 5000;
+    const report = await elsewhere.runOnce();
+    expect(report.rolledBack.map((a) => a.region)).toEqual(["eu", "us"]);
+    release();
+    await expect(commit).rejects.toMatchObject({ code: "40001" });
+    for (const region of regions) {
+      expect(region.committed).toEqual([]);
+      expect(region.prepared.size).toBe(0);
+    }
+  });
 });
