@@ -78,6 +78,31 @@ describe("startCluster", () => {
     }
   });
 
+  it("crashes one server and starts it again with its prepared transaction intact", async () => {
+    const server = cluster.servers[1]!;
+    const before = new pg.Client({ connectionString: server.url });
+    before.on("error", () => {});
+    await before.connect();
+    await before.query("BEGIN");
+    await before.query("INSERT INTO seeded VALUES (7)");
+    await before.query("PREPARE TRANSACTION 'survivor'");
+    await cluster.stopServer(1);
+    expect(await isPortOpen(server.port)).toBe(false);
+    await expect(before.query("SELECT 1")).rejects.toThrow();
+    await cluster.startServer(1);
+    const after = new pg.Client({ connectionString: server.url });
+    await after.connect();
+    try {
+      expect((await after.query("SELECT gid FROM pg_prepared_xacts")).rows).toEqual([{ gid: "survivor" }]);
+      await after.query("COMMIT PREPARED 'survivor'");
+      expect((await after.query("SELECT count(*)::int AS n FROM seeded WHERE id = 7")).rows).toEqual([
+        { n: 1 },
+      ]);
+    } finally {
+      await after.end();
+    }
+  });
+
   it("stops every server, closes its port and removes its folder", async () => {
     const { servers } = cluster;
     for (const server of servers) expect(await isPortOpen(server.port)).toBe(true);

@@ -22,6 +22,15 @@ export interface PgServer {
 /** Servers started together; `stop()` (or `await using`) stops them and removes their folders. */
 export interface PgCluster {
   servers: PgServer[];
+  /**
+   * Stops one server, keeping its data: "immediate" (default) is a crash as far as PostgreSQL is
+   * concerned (no checkpoint; recovery replays WAL on the next start), "fast" a clean shutdown.
+   * Clients connected to it lose their connections.
+   */
+  stopServer(index: number, mode?: "immediate" | "fast"): Promise<void>;
+  /** Starts a stopped server again on the same port and data; resolves once it accepts connections. */
+  startServer(index: number): Promise<void>;
+  /** Stops every server and removes its folder. */
   stop(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -67,6 +76,7 @@ interface RunningServer {
   server: PgServer;
   rootDir: string;
   dataDir: string;
+  logFile: string;
 }
 
 function quoteSetting(value: string): string {
@@ -140,17 +150,7 @@ async function startOne(options: StartClusterOptions, bindir: string, psql: stri
       port = await reserveFreePort();
       // A later line wins in postgresql.conf, so a retry just appends the next port.
       appendFileSync(join(dataDir, "postgresql.conf"), `port = ${port}\n`);
-      const started = await run(join(bindir, "pg_ctl"), [
-        "start",
-        "-D",
-        dataDir,
-        "-l",
-        logFile,
-        "-w",
-        "-t",
-        "60",
-        "-s",
-      ]);
+      const started = await pgCtlStart(bindir, rootDir, dataDir, logFile);
       if (started.code === 0) break;
       const tail = logTail(logFile);
       releasePort(port);
@@ -194,12 +194,41 @@ async function startOne(options: StartClusterOptions, bindir: string, psql: stri
       dataDir,
       url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     };
-    return { server, rootDir, dataDir };
+    return { server, rootDir, dataDir, logFile };
   } catch (error) {
     destroySync(guarded);
     release(guarded);
     if (port !== undefined) releasePort(port);
     throw error;
+  }
+}
+
+function pgCtlStart(bindir: string, rootDir: string, dataDir: string, logFile: string) {
+  return runProgram(join(bindir, "pg_ctl"), ["start", "-D", dataDir, "-l", logFile, "-w", "-t", "60", "-s"], {
+    cwd: rootDir,
+    asPostgresUser: isRoot(),
+  });
+}
+
+async function stopServerKeepingData(
+  running: RunningServer,
+  bindir: string,
+  mode: "immediate" | "fast",
+): Promise<void> {
+  const stopped = await runProgram(
+    join(bindir, "pg_ctl"),
+    ["stop", "-D", running.dataDir, "-m", mode, "-w", "-t", "60", "-s"],
+    { cwd: running.rootDir, asPostgresUser: isRoot() },
+  );
+  if (stopped.code !== 0) throw new Error(`pg_ctl stop failed for ${running.dataDir}:\n${stopped.output}`);
+}
+
+async function restartServer(running: RunningServer, bindir: string): Promise<void> {
+  const started = await pgCtlStart(bindir, running.rootDir, running.dataDir, running.logFile);
+  if (started.code !== 0) {
+    throw new ServerStartError(
+      `pg_ctl start failed (exit ${started.code}) for ${running.dataDir}:\n${started.output}\n--- server log (tail) ---\n${logTail(running.logFile)}`,
+    );
   }
 }
 
@@ -253,5 +282,16 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<P
     stopping ??= Promise.all(running.map((server) => stopOne(server, bindir))).then(() => undefined);
     return stopping;
   };
-  return { servers: running.map((entry) => entry.server), stop, [Symbol.asyncDispose]: stop };
+  const at = (index: number): RunningServer => {
+    const entry = running[index];
+    if (entry === undefined) throw new RangeError(`no server ${index} in a cluster of ${running.length}`);
+    return entry;
+  };
+  return {
+    servers: running.map((entry) => entry.server),
+    stopServer: (index, mode = "immediate") => stopServerKeepingData(at(index), bindir, mode),
+    startServer: (index) => restartServer(at(index), bindir),
+    stop,
+    [Symbol.asyncDispose]: stop,
+  };
 }
