@@ -63,6 +63,13 @@ describe("FakeBackend with node-postgres", () => {
     expect(recorded.params).toEqual(["7"]);
   });
 
+  it("parses a named statement once and binds it again on reuse", async () => {
+    const query = { name: "by-id", text: "select id from users where id = $1" };
+    expect((await client.query({ ...query, values: [5] })).rows).toEqual([{ id: 5 }]);
+    expect((await client.query({ ...query, values: [6] })).rows).toEqual([{ id: 6 }]);
+    expect(fake.statements.slice(-2).map((statement) => statement.params)).toEqual([["5"], ["6"]]);
+  });
+
   it("reports a scripted error with its SQLSTATE and recovers on the same connection", async () => {
     await expect(client.query("select broken")).rejects.toMatchObject({ code: "42703" });
     await expect(client.query("select broken where x = $1", [1])).rejects.toMatchObject({ code: "42703" });
