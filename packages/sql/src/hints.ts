@@ -14,10 +14,8 @@ export function readHints(leadingComment: string | undefined): Hints {
   if (leadingComment === undefined) return NO_HINTS;
   const body = leadingComment.trim();
   if (!body.startsWith(HINT_PREFIX)) return NO_HINTS;
-  const words = body
-    .slice(HINT_PREFIX.length)
-    .split(/[\s,]+/)
-    .filter((w) => w.length > 0);
+  const words = hintWords(body.slice(HINT_PREFIX.length));
+  if (words === undefined) throw unreadableHint(body, "a quoted value is not closed");
   if (words.length === 0) throw unreadableHint(body, "it says nothing");
   let key: string | undefined;
   let region: string | undefined;
@@ -60,4 +58,33 @@ function unquote(value: string): string {
     if ((q === "'" || q === '"') && value[value.length - 1] === q) return value.slice(1, -1);
   }
   return value;
+}
+
+/** Splits hint words on spaces and commas, keeping quoted values ('bob smith') whole. */
+function hintWords(text: string): string[] | undefined {
+  const words: string[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i] ?? "";
+    if (c === " " || c === "," || c === "\t" || c === "\n" || c === "\r") {
+      i++;
+      continue;
+    }
+    let word = "";
+    while (i < text.length) {
+      const d = text[i] ?? "";
+      if (d === " " || d === "," || d === "\t" || d === "\n" || d === "\r") break;
+      if (d === "'" || d === '"') {
+        const close = text.indexOf(d, i + 1);
+        if (close < 0) return undefined;
+        word += text.slice(i, close + 1);
+        i = close + 1;
+        continue;
+      }
+      word += d;
+      i++;
+    }
+    words.push(word);
+  }
+  return words;
 }

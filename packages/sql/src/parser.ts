@@ -31,6 +31,8 @@ export interface ParsedStatement {
  */
 export function parseStatements(text: string): ParsedStatement[] {
   if (!loaded) throw parserNotLoaded();
+  // The parser refuses an empty string; PostgreSQL answers it with EmptyQueryResponse.
+  if (text.length === 0) return [];
   let stmts: RawStmt[];
   try {
     stmts = (parseSync(text).stmts ?? []) as RawStmt[];
