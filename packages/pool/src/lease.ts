@@ -40,7 +40,7 @@ export class Lease implements AsyncDisposable {
   release(options: ReleaseOptions = {}): void {
     if (this.done) return;
     this.done = true;
-    this.connection.setReceiver(null);
+    this.detach();
     this.owner.giveBack(this.connection, options.reset);
   }
 
@@ -48,8 +48,14 @@ export class Lease implements AsyncDisposable {
   discard(reason = "discarded by its user"): void {
     if (this.done) return;
     this.done = true;
-    this.connection.setReceiver(null);
+    this.detach();
     this.owner.discardLeased(this.connection, reason);
+  }
+
+  /** The next holder starts with no receiver and a socket that reads (the last one may have paused it). */
+  private detach(): void {
+    this.connection.setReceiver(null);
+    this.connection.resume();
   }
 
   [Symbol.asyncDispose](): Promise<void> {

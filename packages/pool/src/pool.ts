@@ -163,7 +163,8 @@ export class Pool implements LeaseOwner {
     if (this.closing) return Promise.reject(poolClosed(this.name));
     const slot = this.takeIdle();
     if (slot !== null) return Promise.resolve(this.lend(slot, 0));
-    if (this.waiters.size >= this.config.maxWaiters) {
+    // Only checkouts that no new connection can serve count against maxWaiters.
+    if (this.totalCount >= this.config.max && this.waiters.size >= this.config.maxWaiters) {
       this.counters.queueFull++;
       return Promise.reject(poolQueueFull(this.name, this.config.maxWaiters));
     }

@@ -117,6 +117,35 @@ describe("Pool against real PostgreSQL", () => {
     (await queued).release();
   });
 
+  it("still opens new connections below max when maxWaiters is 0", async () => {
+    const pool = makePool({ max: 2, maxWaiters: 0 });
+    const first = await pool.acquire();
+    const second = await pool.acquire();
+    await expect(pool.acquire()).rejects.toMatchObject({ code: "53300" });
+    first.release();
+    second.release();
+  });
+
+  it("hands the next client a reading socket even if the last one left it paused", async () => {
+    const pool = makePool({ max: 1 });
+    const first = await pool.acquire();
+    await new Promise<void>((resolve) => {
+      first.connection.setReceiver({
+        onFrame(frame) {
+          if (frame.code === BackendCode.ReadyForQuery) {
+            first.connection.pause();
+            resolve();
+          }
+        },
+      });
+      first.connection.write(encodeQuery({ sql: "SELECT 1" }));
+    });
+    first.release();
+    await using second = await pool.acquire();
+    expect(second.connection.isPaused).toBe(false);
+    expect((await second.connection.simpleQuery("SELECT 2", { timeoutMs: 2_000 })).rows).toEqual([["2"]]);
+  });
+
   it("discards an idle connection whose backend was terminated and opens a new one", async () => {
     const pool = makePool({ max: 2 });
     const lease = await pool.acquire();
