@@ -102,6 +102,21 @@ describe("BackendConnection against real PostgreSQL", () => {
     expect((await connection.simpleQuery("SELECT current_user")).rows).toEqual([["scram_user"]]);
   });
 
+  it("refuses with 28000 a server whose SCRAM signature does not match the expected ServerKey", async () => {
+    const admin = await connect();
+    const { rows } = await admin.simpleQuery(
+      "SELECT rolpassword FROM pg_authid WHERE rolname = 'scram_user'",
+    );
+    const verifier = parseScramVerifier(rows[0]![0]!)!;
+    const keys = deriveScramKeys("scram-secret", verifier.salt, verifier.iterations);
+    await expect(
+      connect({
+        user: "scram_user",
+        scramKeys: { clientKey: keys.clientKey, serverKey: Buffer.alloc(32, 7) },
+      }),
+    ).rejects.toMatchObject({ code: "28000" });
+  });
+
   it("logs in an MD5 role", async () => {
     const connection = await connect({ user: "md5_user", password: "md5-secret" });
     expect((await connection.simpleQuery("SELECT current_user")).rows).toEqual([["md5_user"]]);

@@ -16,12 +16,15 @@ async function fake(options: Parameters<typeof FakeBackend.start>[0] = {}): Prom
   return backend;
 }
 
+const silentSockets = new Set<Socket>();
+
 /** A server that accepts TCP connections and never says a word. */
 async function silentServer(): Promise<number> {
-  const sockets = new Set<Socket>();
+  const sockets = silentSockets;
   const server: Server = createServer((socket) => {
     sockets.add(socket);
     socket.on("error", () => undefined);
+    socket.resume(); // read (and ignore) everything, so the peer's close is seen
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   cleanups.push(
@@ -118,6 +121,12 @@ describe("BackendConnection against the fake backend", () => {
     expect(error).toMatchObject({ code: "08001" });
     expect((error as Error).message).toContain(`127.0.0.1:${port}`);
     expect(Date.now() - started).toBeLessThan(1_500);
+    // The half-open socket was closed, not leaked.
+    const deadline = Date.now() + 1_000;
+    while ([...silentSockets].some((socket) => !socket.closed) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect([...silentSockets].every((socket) => socket.closed)).toBe(true);
   });
 
   it("fails with 08001 naming host:port when the connection is refused", async () => {
