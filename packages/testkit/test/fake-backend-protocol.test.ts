@@ -138,6 +138,32 @@ describe("FakeBackend extended protocol", () => {
     await client.close();
   });
 
+  it("refuses a second portal of the same name (42P03) and an unknown statement (26000)", async () => {
+    const fake = await startFake();
+    const client = await RawClient.connect({ host: fake.host, port: fake.port, user: "alice" });
+    client.send(
+      Buffer.concat([
+        encodeParse({ name: "", sql: "SELECT 1", paramTypes: [] }),
+        bind("p1"),
+        bind("p1"),
+        encodeSync(),
+        bind("", "missing"),
+        encodeSync(),
+      ]),
+    );
+    const first = await readUntilReady(client);
+    expect(first.map((message) => message.type)).toEqual([
+      "ParseComplete",
+      "BindComplete",
+      "ErrorResponse",
+      "ReadyForQuery",
+    ]);
+    expect(first[2]).toMatchObject({ fields: { code: "42P03" } });
+    const second = await readUntilReady(client);
+    expect(second[0]).toMatchObject({ type: "ErrorResponse", fields: { code: "26000" } });
+    await client.close();
+  });
+
   it("reports SET of a reported setting with ParameterStatus and SHOW reads it back", async () => {
     const fake = await startFake();
     const client = await RawClient.connect({ host: fake.host, port: fake.port, user: "alice" });

@@ -1,12 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type Server, type Socket } from "node:net";
-import { makeScramVerifier, PgError, type PgErrorInit, SqlState, type SqlStateCode } from "@geo/proto";
+import { makeScramVerifier, PgError, type PgErrorInit, type SqlStateCode } from "@geo/proto";
 import {
   type ConnectionHost,
   type FakeAuth,
   FakeConnection,
   type RecordedStatement,
 } from "./fake-connection.js";
+import { fakeErrors } from "./fake-errors.js";
 import {
   type FakeContext,
   type FakeHandler,
@@ -57,17 +58,10 @@ interface Waiter {
   readonly resolve: (statement: RecordedStatement) => void;
 }
 
-const preparedTransactionsDisabled: PgErrorInit = {
-  code: SqlState.object_not_in_prerequisite_state,
-  message: "prepared transactions are disabled",
-  hint: "Set max_prepared_transactions to a nonzero value.",
-};
-
-function refusal(option: true | SqlStateCode | PgErrorInit): PgErrorInit {
-  if (option === true) return preparedTransactionsDisabled;
-  if (typeof option === "string")
-    return { code: option, message: "PREPARE TRANSACTION refused by the fake backend" };
-  return option;
+function refusal(option: true | SqlStateCode | PgErrorInit): PgError {
+  if (option === true) return fakeErrors.preparedTransactionsDisabled();
+  if (typeof option === "string") return fakeErrors.prepareRefused(option);
+  return new PgError(option);
 }
 
 function asList(
@@ -213,11 +207,7 @@ export class FakeBackend implements AsyncDisposable {
 
   /** Ends every open session the way a server shutdown does: FATAL 57P01, then the socket closes. */
   terminateConnections(): void {
-    const shutdown = new PgError({
-      code: SqlState.admin_shutdown,
-      severity: "FATAL",
-      message: "terminating connection due to administrator command",
-    });
+    const shutdown = fakeErrors.adminShutdown();
     for (const connection of this.allConnections) connection.terminate(shutdown);
   }
 

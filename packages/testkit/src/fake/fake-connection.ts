@@ -49,6 +49,7 @@ import {
   writeRowDescription,
 } from "@geo/proto";
 import { encodeCell, typeSize } from "./cell-encoding.js";
+import { fakeErrors } from "./fake-errors.js";
 import {
   columnOf,
   type FakeColumn,
@@ -326,13 +327,7 @@ export class FakeConnection {
 
   private handleStartup(code: number, payload: Buffer): void {
     if (code !== STARTUP_FRAME_CODE) {
-      this.fatal(
-        new PgError({
-          code: SqlState.protocol_violation,
-          severity: "FATAL",
-          message: "expected a startup packet",
-        }),
-      );
+      this.fatal(fakeErrors.expectedStartupPacket());
       return;
     }
     const packet = decodeStartupPacket(payload);
@@ -362,23 +357,13 @@ export class FakeConnection {
   private startSession(startup: StartupMessage): void {
     if (startup.protocolVersion >>> 16 !== 3) {
       this.fatal(
-        new PgError({
-          code: SqlState.feature_not_supported,
-          severity: "FATAL",
-          message: `unsupported frontend protocol ${startup.protocolVersion >>> 16}.${startup.protocolVersion & 0xffff}: server supports 3.0 to 3.0`,
-        }),
+        fakeErrors.unsupportedProtocol(startup.protocolVersion >>> 16, startup.protocolVersion & 0xffff),
       );
       return;
     }
     const user = startup.parameters["user"];
     if (user === undefined || user === "") {
-      this.fatal(
-        new PgError({
-          code: SqlState.invalid_authorization_specification,
-          severity: "FATAL",
-          message: "no PostgreSQL user name specified in startup packet",
-        }),
-      );
+      this.fatal(fakeErrors.noUserName());
       return;
     }
     this.startup = { ...startup.parameters };
@@ -413,22 +398,16 @@ export class FakeConnection {
   }
 
   private authenticationFailed(failure: ScramFailure): void {
-    const message =
+    this.fatal(
       failure.code === SqlState.invalid_password
-        ? `password authentication failed for user "${this.user}"`
-        : failure.message;
-    this.fatal(new PgError({ code: failure.code, severity: "FATAL", message }));
+        ? fakeErrors.passwordFailed(this.user)
+        : new PgError({ code: failure.code, severity: "FATAL", message: failure.message }),
+    );
   }
 
   private handleSasl(code: number, payload: Buffer): void {
     if (code !== FrontendCode.AuthenticationResponse || this.scram === undefined) {
-      this.fatal(
-        new PgError({
-          code: SqlState.protocol_violation,
-          severity: "FATAL",
-          message: "expected a SASL response message",
-        }),
-      );
+      this.fatal(fakeErrors.expectedSaslResponse());
       return;
     }
     if (this.phase === ConnectionPhase.saslInitial) {
@@ -438,13 +417,7 @@ export class FakeConnection {
         return;
       }
       if (initial.mechanism !== SCRAM_SHA_256 || initial.data === null) {
-        this.fatal(
-          new PgError({
-            code: SqlState.protocol_violation,
-            severity: "FATAL",
-            message: "client selected an invalid SASL authentication mechanism",
-          }),
-        );
+        this.fatal(fakeErrors.invalidSaslMechanism());
         return;
       }
       const serverFirst = this.scram.clientFirst(initial.data);
@@ -516,21 +489,10 @@ export class FakeConnection {
       case FrontendCode.CopyFail:
         return;
       case FrontendCode.FunctionCall:
-        this.extendedError(
-          new PgError({
-            code: SqlState.feature_not_supported,
-            message: "the fake backend does not support FunctionCall",
-          }),
-        );
+        this.extendedError(fakeErrors.functionCallUnsupported());
         return;
       default:
-        this.fatal(
-          new PgError({
-            code: SqlState.protocol_violation,
-            severity: "FATAL",
-            message: `invalid frontend message type ${code}`,
-          }),
-        );
+        this.fatal(fakeErrors.invalidFrontendMessage(code));
     }
   }
 
@@ -582,23 +544,13 @@ export class FakeConnection {
     phase: "describe" | "execute",
   ): Promise<ResolvedReply> {
     if (this.status === "E" && !allowedInFailedTransaction(classified.kind)) {
-      return resolveReply({
-        error: {
-          code: SqlState.in_failed_sql_transaction,
-          message: "current transaction is aborted, commands ignored until end of transaction block",
-        },
-      });
+      return resolveReply({ error: fakeErrors.inFailedTransaction() });
     }
     try {
       const ctx = this.context(protocol, phase, params);
       return resolveReply(await this.host.resolve(sql, params, ctx, () => this.defaultReply(classified)));
     } catch (error) {
-      return resolveReply({
-        error: {
-          code: SqlState.internal_error,
-          message: `fake backend script failed: ${error instanceof Error ? error.message : String(error)}`,
-        },
-      });
+      return resolveReply({ error: fakeErrors.scriptFailed(error) });
     }
   }
 
@@ -620,47 +572,23 @@ export class FakeConnection {
       case StatementKind.notify:
         return {};
       case StatementKind.prepareTransaction:
-        if (gid === undefined) return { error: syntaxError(normalized) };
-        if (prepared.has(gid)) {
-          return {
-            error: {
-              code: SqlState.duplicate_object,
-              message: `transaction identifier "${gid}" is already in use`,
-            },
-          };
-        }
-        return {};
+        if (gid === undefined) return { error: fakeErrors.syntaxError(normalized) };
+        return prepared.has(gid) ? { error: fakeErrors.gidInUse(gid) } : {};
       case StatementKind.commitPrepared:
       case StatementKind.rollbackPrepared:
-        if (gid === undefined) return { error: syntaxError(normalized) };
+        if (gid === undefined) return { error: fakeErrors.syntaxError(normalized) };
         if (this.status !== "I") {
           return {
-            error: {
-              code: SqlState.active_sql_transaction,
-              message: `${kind === StatementKind.commitPrepared ? "COMMIT" : "ROLLBACK"} PREPARED cannot run inside a transaction block`,
-            },
+            error: fakeErrors.preparedInsideBlock(
+              kind === StatementKind.commitPrepared ? "COMMIT" : "ROLLBACK",
+            ),
           };
         }
-        if (!prepared.has(gid)) {
-          return {
-            error: {
-              code: SqlState.undefined_object,
-              message: `prepared transaction with identifier "${gid}" does not exist`,
-            },
-          };
-        }
-        return {};
+        return prepared.has(gid) ? {} : { error: fakeErrors.gidUnknown(gid) };
       case StatementKind.show: {
         const name = normalized.replace(/^SHOW\s+/i, "");
         const key = findSettingName(this.settings, name);
-        if (key === undefined) {
-          return {
-            error: {
-              code: SqlState.undefined_object,
-              message: `unrecognized configuration parameter "${name}"`,
-            },
-          };
-        }
+        if (key === undefined) return { error: fakeErrors.unknownSetting(name) };
         return { columns: [name.toLowerCase()], rows: [[this.settings[key]!]], tag: "SHOW" };
       }
       case StatementKind.other:
@@ -687,13 +615,7 @@ export class FakeConnection {
       return { columns: ["gid"], rows: [...this.host.preparedTransactions].map((gid) => [gid]) };
     }
     if (this.host.unknownStatements === "empty") return {};
-    return {
-      error: {
-        code: SqlState.feature_not_supported,
-        message: `the fake backend has no answer for: ${normalized}`,
-        hint: "Add a rule or a handler to the FakeBackend for this statement.",
-      },
-    };
+    return { error: fakeErrors.noAnswer(normalized) };
   }
 
   /** Waits `ms` (undefined: forever) unless a CancelRequest or a closed socket ends the wait first. */
@@ -722,9 +644,7 @@ export class FakeConnection {
       const outcome = await this.wait(reply.stall ? undefined : reply.delayMs);
       if (outcome === "closed") return undefined;
       if (outcome === "cancelled") {
-        return resolveReply({
-          error: { code: SqlState.query_canceled, message: "canceling statement due to user request" },
-        });
+        return resolveReply({ error: fakeErrors.queryCanceled() });
       }
     }
     if (reply.vanish) {
@@ -877,10 +797,7 @@ export class FakeConnection {
           ),
         });
       } catch (error) {
-        return new PgError({
-          code: SqlState.feature_not_supported,
-          message: error instanceof Error ? error.message : String(error),
-        });
+        return fakeErrors.cannotEncode(error);
       }
     }
     if (reply.closeAfterRows !== undefined && to >= reply.closeAfterRows && to === reply.rows.length) {
@@ -983,12 +900,7 @@ export class FakeConnection {
 
   private parse(message: Parse): void {
     if (message.name !== "" && this.prepared.has(message.name)) {
-      this.extendedError(
-        new PgError({
-          code: SqlState.duplicate_prepared_statement,
-          message: `prepared statement "${message.name}" already exists`,
-        }),
-      );
+      this.extendedError(fakeErrors.duplicateStatement(message.name));
       return;
     }
     this.prepared.set(message.name, { sql: message.sql, paramTypes: message.paramTypes });
@@ -998,21 +910,11 @@ export class FakeConnection {
   private bind(message: Bind): void {
     const statement = this.prepared.get(message.statement);
     if (statement === undefined) {
-      this.extendedError(
-        new PgError({
-          code: SqlState.invalid_sql_statement_name,
-          message: `prepared statement "${message.statement}" does not exist`,
-        }),
-      );
+      this.extendedError(fakeErrors.unknownStatement(message.statement));
       return;
     }
     if (message.portal !== "" && this.portals.has(message.portal)) {
-      this.extendedError(
-        new PgError({
-          code: SqlState.duplicate_cursor,
-          message: `cursor "${message.portal}" already exists`,
-        }),
-      );
+      this.extendedError(fakeErrors.duplicatePortal(message.portal));
       return;
     }
     this.portals.set(message.portal, {
@@ -1031,12 +933,7 @@ export class FakeConnection {
     if (message.target === "S") {
       const statement = this.prepared.get(message.name);
       if (statement === undefined) {
-        this.extendedError(
-          new PgError({
-            code: SqlState.invalid_sql_statement_name,
-            message: `prepared statement "${message.name}" does not exist`,
-          }),
-        );
+        this.extendedError(fakeErrors.unknownStatement(message.name));
         return;
       }
       const count = paramCount(statement.sql, statement.paramTypes);
@@ -1051,12 +948,7 @@ export class FakeConnection {
     }
     const portal = this.portals.get(message.name);
     if (portal === undefined) {
-      this.extendedError(
-        new PgError({
-          code: SqlState.invalid_cursor_name,
-          message: `portal "${message.name}" does not exist`,
-        }),
-      );
+      this.extendedError(fakeErrors.unknownPortal(message.name));
       return;
     }
     portal.reply ??= await this.resolvePortal(portal);
@@ -1072,12 +964,7 @@ export class FakeConnection {
   private async execute(message: Execute): Promise<void> {
     const portal = this.portals.get(message.portal);
     if (portal === undefined) {
-      this.extendedError(
-        new PgError({
-          code: SqlState.invalid_cursor_name,
-          message: `portal "${message.portal}" does not exist`,
-        }),
-      );
+      this.extendedError(fakeErrors.unknownPortal(message.portal));
       return;
     }
     const classified = classifyStatement(portal.sql);
@@ -1129,12 +1016,6 @@ function formatFor(formats: readonly (0 | 1)[], index: number): 0 | 1 {
   if (formats.length === 0) return 0;
   return (formats.length === 1 ? formats[0] : formats[index]) ?? 0;
 }
-
-function syntaxError(normalized: string): PgErrorInitLike {
-  return { code: SqlState.syntax_error, message: `syntax error in "${normalized}"` };
-}
-
-type PgErrorInitLike = NonNullable<FakeReply["error"]>;
 
 function assertNever(value: never): never {
   throw new Error(`unexpected value ${String(value)}`);
