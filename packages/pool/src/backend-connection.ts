@@ -36,6 +36,7 @@ import {
   backendScramFailed,
   connectionUnusable,
   internalStatementTimeout,
+  replyInFlight,
 } from "./errors.js";
 import { ResetKind, strongerReset } from "./reset-kind.js";
 
@@ -387,7 +388,8 @@ export class BackendConnection {
    * for its ReadyForQuery. Rejects with the server's PgError on ErrorResponse (the connection
    * stays usable), with 08006 when the connection breaks, and on `timeoutMs` destroys the
    * connection (its state is unknown) and rejects with 57014. The owner's receiver is set aside
-   * for the duration; calls are queued one after another.
+   * for the duration; calls are queued one after another. Refused with 55000 while a reply to
+   * bytes the owner wrote is still in flight (see `isQuiescent`).
    */
   simpleQuery(
     sql: string,
@@ -663,6 +665,8 @@ export class BackendConnection {
         this.failure ?? connectionUnusable(this.address, `connection is ${this.currentPhase}`),
       );
     }
+    // Mixing our reply with the rest of the owner's would hand rows to the wrong reader.
+    if (!this.quiescent) return Promise.reject(replyInFlight(this.address));
     return new Promise<SimpleQueryResult>((resolve, reject) => {
       const pending: PendingQuery = {
         resolve,

@@ -121,3 +121,12 @@ export function internalStatementTimeout(address: string, timeoutMs: number): Pg
     hint: "The backend connection was closed; a new one will be opened.",
   });
 }
+
+/** An internal statement was asked for while the owner's own reply was still in flight. */
+export function replyInFlight(address: string): PgError {
+  return new PgError({
+    code: SqlState.object_not_in_prerequisite_state,
+    message: `backend connection to ${address} is still answering an earlier statement`,
+    hint: "Run internal statements only once the backend sent ReadyForQuery for everything written to it.",
+  });
+}

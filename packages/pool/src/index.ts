@@ -26,6 +26,7 @@ export {
   poolCheckoutTimeout,
   poolClosed,
   poolQueueFull,
+  replyInFlight,
 } from "./errors.js";
 export { Lease, type ReleaseOptions } from "./lease.js";
 export { Pool, type PoolCloseOptions, type PoolStats, SlotState } from "./pool.js";

@@ -153,6 +153,21 @@ describe("BackendConnection against real PostgreSQL", () => {
     expect((await connection.simpleQuery("SELECT 2")).rows).toEqual([["2"]]);
   });
 
+  it("refuses an internal statement with 55000 while the owner's reply is in flight", async () => {
+    const connection = await connect();
+    const done = new Promise<void>((resolve) =>
+      connection.setReceiver({
+        onFrame: (frame) => {
+          if (frame.code === BackendCode.ReadyForQuery) resolve();
+        },
+      }),
+    );
+    connection.write(encodeQuery({ sql: "SELECT pg_sleep(0.05)" }));
+    await expect(connection.simpleQuery("SELECT 1")).rejects.toMatchObject({ code: "55000" });
+    await done;
+    expect((await connection.simpleQuery("SELECT 1")).rows).toEqual([["1"]]);
+  });
+
   it("relays every backend frame of a result in order and tracks the transaction status", async () => {
     const connection = await connect();
     const frames = await relay(connection, "SELECT g FROM generate_series(1, 3) g");
