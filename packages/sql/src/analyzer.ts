@@ -62,6 +62,7 @@ const UNPARSED_CORE: AnalysisCore = {
   paramCount: 0,
   explain: undefined,
   mergeActions: undefined,
+  inexactKeys: false,
 };
 
 /**
@@ -123,9 +124,7 @@ export class Analyzer {
     const hints = readHints(lexed.leadingComment);
     const statements = this.#parseOrUnparsed(text, hints);
     if (statements === undefined) return [this.#unparsed(text, hints)];
-    return statements
-      .filter((s) => s.node !== undefined)
-      .map((s, i) => (i === 0 ? this.analyze(s.text) : this.#withHints(s.text, hints)));
+    return statements.filter((s) => s.node !== undefined).map((s) => this.#withHints(s.text, hints));
   }
 
   stats(): CacheStats {

@@ -36,6 +36,8 @@ export interface AnalysisCore {
   readonly paramCount: number;
   readonly explain: { readonly analyze: boolean } | undefined;
   readonly mergeActions: readonly ("update" | "delete" | "insert" | "nothing")[] | undefined;
+  /** Internal: a key intersection kept one symbolic side; a shape with this is not generalised. */
+  readonly inexactKeys: boolean;
 }
 
 export interface InsertCore {
@@ -69,6 +71,7 @@ const EMPTY_WALK: WalkResult = {
   assignsKey: false,
   returning: false,
   mergeActions: [],
+  inexactKeys: false,
 };
 
 interface Shape {
@@ -611,6 +614,7 @@ function assemble(shape: Shape, node: Node | undefined): AnalysisCore {
     paramCount: node === undefined ? 0 : maxParam(node),
     explain: shape.explain,
     mergeActions: shape.kind === "merge" ? walk.mergeActions : undefined,
+    inexactKeys: walk.inexactKeys,
   };
 }
 

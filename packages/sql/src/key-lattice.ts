@@ -38,14 +38,21 @@ function allLiteral(c: { readonly values: readonly KeyValue[] }): boolean {
   return c.values.every((v) => v.kind === "literal");
 }
 
-/** AND: both hold, so the key is in both sets. */
-export function meet(a: KeyConstraint, b: KeyConstraint): KeyConstraint {
+/**
+ * AND: both hold, so the key is in both sets. `onInexact` is told when symbolic values made the
+ * result a superset of the true intersection (the shape cache must not generalise such a result).
+ */
+export function meet(a: KeyConstraint, b: KeyConstraint, onInexact?: () => void): KeyConstraint {
   if (a.kind === "any") return b;
   if (b.kind === "any") return a;
   if (allLiteral(a) && allLiteral(b)) {
     return { kind: "values", values: a.values.filter((v) => b.values.some((w) => sameKey(v, w))) };
   }
+  // The same symbolic set on both sides intersects to itself.
+  if (a.values.length === b.values.length && a.values.every((v) => b.values.some((w) => sameValue(v, w))))
+    return a;
   // A symbolic side cannot be intersected before Bind; either side alone over-approximates.
+  onInexact?.();
   if (allLiteral(b) && !allLiteral(a)) return b;
   if (allLiteral(a) && !allLiteral(b)) return a;
   return b.values.length < a.values.length ? b : a;

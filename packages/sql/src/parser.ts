@@ -38,8 +38,8 @@ export function parseStatements(text: string): ParsedStatement[] {
     stmts = (parseSync(text).stmts ?? []) as RawStmt[];
   } catch (error) {
     if (hasSqlDetails(error) && error.sqlDetails !== undefined) {
-      const position = byteToCharOffset(text, error.sqlDetails.cursorPosition);
-      throw syntaxError(error.sqlDetails.message, position + 1, error);
+      // The cursor is a 0-based character offset (statement locations, below, are bytes).
+      throw syntaxError(error.sqlDetails.message, error.sqlDetails.cursorPosition + 1, error);
     }
     throw syntaxError(error instanceof Error ? error.message : String(error), undefined, error);
   }

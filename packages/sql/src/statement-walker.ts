@@ -125,6 +125,8 @@ export interface WalkResult {
   readonly assignsKey: boolean;
   readonly returning: boolean;
   readonly mergeActions: readonly ("update" | "delete" | "insert" | "nothing")[];
+  /** Some key intersection involved unbound values and kept one side (a superset of the truth). */
+  readonly inexactKeys: boolean;
 }
 
 const LOCK_RANK: Readonly<Record<LockStrength, number>> = {
@@ -166,6 +168,10 @@ export class StatementWalker {
   #assignsKey = false;
   #returning = false;
   #mergeActions: ("update" | "delete" | "insert" | "nothing")[] = [];
+  #inexactKeys = false;
+  readonly #onInexact = (): void => {
+    this.#inexactKeys = true;
+  };
 
   constructor(schema: SchemaInfo) {
     this.#schema = schema;
@@ -202,6 +208,7 @@ export class StatementWalker {
       assignsKey: this.#assignsKey,
       returning: this.#returning,
       mergeActions: this.#mergeActions,
+      inexactKeys: this.#inexactKeys,
     };
   }
 
@@ -891,7 +898,7 @@ export class StatementWalker {
       for (const o of p.appliesTo) {
         const occ = this.occurrences[o];
         if (occ?.keyColumn === undefined) continue;
-        occ.key = meet(occ.key, this.#constrain(p.expr, o, p.scope));
+        occ.key = meet(occ.key, this.#constrain(p.expr, o, p.scope), this.#onInexact);
       }
       for (const conjunct of conjuncts(p.expr)) {
         const pair = this.#keyEquality(conjunct, p.scope);
@@ -949,7 +956,7 @@ export class StatementWalker {
         const from = this.occurrences[f.from];
         const to = this.occurrences[f.to];
         if (from === undefined || to === undefined) continue;
-        const next = meet(to.key, from.key);
+        const next = meet(to.key, from.key, this.#onInexact);
         if (next !== to.key && !sameConstraint(next, to.key)) {
           to.key = next;
           changed = true;
@@ -983,7 +990,10 @@ export class StatementWalker {
       const args = bool.args ?? [];
       switch (bool.boolop) {
         case "AND_EXPR":
-          return args.reduce<KeyConstraint>((acc, a) => meet(acc, this.#constrain(a, o, scope)), ANY);
+          return args.reduce<KeyConstraint>(
+            (acc, a) => meet(acc, this.#constrain(a, o, scope), this.#onInexact),
+            ANY,
+          );
         case "OR_EXPR": {
           if (args.length === 0) return ANY;
           let acc: KeyConstraint | undefined;
