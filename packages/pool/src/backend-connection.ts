@@ -36,6 +36,7 @@ import {
   backendScramFailed,
   connectionUnusable,
   internalStatementTimeout,
+  receiverFailed,
   replyInFlight,
 } from "./errors.js";
 import { ResetKind, strongerReset } from "./reset-kind.js";
@@ -494,6 +495,11 @@ export class BackendConnection {
         if (this.currentPhase === ConnectionPhase.closed || this.currentPhase === ConnectionPhase.broken)
           return;
       }
+    } catch (error) {
+      // A throwing receiver must cost one connection, not the process (this runs in a socket event).
+      if (this.currentPhase === ConnectionPhase.authenticating)
+        this.failStartup(receiverFailed(this.address, error));
+      else this.breakWith(receiverFailed(this.address, error));
     } finally {
       this.draining = false;
     }

@@ -130,3 +130,14 @@ export function replyInFlight(address: string): PgError {
     hint: "Run internal statements only once the backend sent ReadyForQuery for everything written to it.",
   });
 }
+
+/** The owner's frame receiver threw; the connection's state is unknown, so it is closed. */
+export function receiverFailed(address: string, cause: unknown): PgError {
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  return new PgError({
+    code: SqlState.internal_error,
+    message: `handling a message from backend ${address} failed: ${reason}`,
+    hint: "This is a bug in geoproxy; the backend connection was closed.",
+    cause,
+  });
+}

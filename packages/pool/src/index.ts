@@ -26,6 +26,7 @@ export {
   poolCheckoutTimeout,
   poolClosed,
   poolQueueFull,
+  receiverFailed,
   replyInFlight,
 } from "./errors.js";
 export { Lease, type ReleaseOptions } from "./lease.js";

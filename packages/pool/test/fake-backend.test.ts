@@ -84,6 +84,26 @@ describe("BackendConnection against the fake backend", () => {
     expect(connection.broken).toBe(true);
   });
 
+  it("closes only the connection when its receiver throws", async () => {
+    const backend = await fake();
+    const pool = poolFor(backend.port, { max: 1 });
+    const lease = await pool.acquire();
+    const broken = new Promise<PgError>((resolve) => lease.connection.onBroken(resolve));
+    lease.connection.setReceiver({
+      onFrame: () => {
+        throw new Error("receiver bug");
+      },
+    });
+    lease.connection.write(encodeQuery({ sql: "select 1" }));
+    const error = await broken;
+    expect(error.code).toBe("XX000");
+    expect(error.message).toContain("receiver bug");
+    lease.release();
+    expect(pool.stats()).toMatchObject({ discarded: 1, total: 0 });
+    await using next = await pool.acquire();
+    expect((await next.connection.simpleQuery("select 1")).rows).toEqual([["1"]]);
+  });
+
   it("logs in with SCRAM to a server that checks the proof", async () => {
     const backend = await fake({ auth: { method: "scram-sha-256", password: "pw" } });
     const connection = await BackendConnection.connect({
