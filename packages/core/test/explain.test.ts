@@ -23,7 +23,7 @@ function lines(text: string): string[] {
   return text.split("\n");
 }
 
-describe("explain, on the primary specification's examples", () => {
+describe("explain, on the documented examples", () => {
   it("a point read goes to its key's region", () => {
     expect(explain("SELECT * FROM users WHERE tenant_id = 'alice'", options)).toBe(
       ["  kind    Select, ReadOnly, tables: users", "  plan    one region: eu-west (ReadOnly)"].join("\n"),
@@ -68,7 +68,7 @@ describe("explain, on the primary specification's examples", () => {
     expect(out[3]).toMatch(/^ {2}regions us-east: INSERT INTO users .*'bob'/);
   });
 
-  it("keys joined across two regions give an exact plan or the seed's refusal", () => {
+  it("keys joined across two regions give an exact plan or a refusal naming the regions", () => {
     const out = explain(
       "SELECT * FROM users u JOIN orders o ON o.tenant_id = u.tenant_id WHERE u.tenant_id = 'alice' AND o.tenant_id = 'bob'",
       options,

@@ -146,7 +146,7 @@ const ROWS: Row[] = [
   ["SELECT * FROM users u JOIN orders o ON o.tenant_id = u.tenant_id", `scatter ${ALL}`],
   [
     "SELECT * FROM users u JOIN orders o ON o.tenant_id = u.tenant_id WHERE u.tenant_id = 'alice' AND o.tenant_id = 'bob'",
-    // The seed refuses this; the keys flow along the join, no key satisfies both, and one region answers (empty).
+    // Keys flow along the join: no key satisfies both sides, so one region answers (with no rows).
     "one eu-west ro",
   ],
   ["SELECT * FROM users u JOIN orders o ON o.buyer = u.id", `scatter ${ALL}`],
