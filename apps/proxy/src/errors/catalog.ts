@@ -1,0 +1,230 @@
+import type { Refusal } from "@geo/core";
+import { PgError, SqlState, type SqlStateCode } from "@geo/proto";
+import type { SqlAnalysisError } from "@geo/sql";
+
+/**
+ * Every error the proxy itself originates, as named factories with real SQLSTATEs and hints.
+ * Errors from PostgreSQL are relayed as the backend sent them; everything here is the proxy's own
+ * word. Refusals of plans that later issues will execute (scatter-gather reads, cross-region
+ * writes) live here too, so lifting one is a one-line change in one place.
+ */
+
+/** A plan refused by the planner (`@geo/core`'s refusal catalog) as a wire error. */
+export function fromRefusal(refusal: Refusal): PgError {
+  return new PgError({
+    code: refusal.sqlstate as SqlStateCode,
+    message: refusal.reason,
+    hint: refusal.hint,
+  });
+}
+
+/** The analyzer could not read the statement (syntax error, unreadable hint). */
+export function fromAnalysisError(error: SqlAnalysisError): PgError {
+  return new PgError({
+    code: error.sqlstate as SqlStateCode,
+    message: error.message,
+    ...(error.hint === undefined ? {} : { hint: error.hint }),
+    ...(error.position === undefined ? {} : { position: error.position }),
+  });
+}
+
+/** A read whose plan spans regions: scatter-gather execution is not part of this build yet. */
+export function refuseScatterRead(regions: readonly string[]): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message: `the statement reads rows in several regions (${regions.join(", ")}), and reads across regions are not executed yet`,
+    hint: "Constrain the partition key to one value, or add /* geo: key=<value> */ or /* geo: region=<id> */ so the statement runs in one region.",
+  });
+}
+
+/** A write whose plan spans regions: two-phase commit through the proxy is not part of this build yet. */
+export function refuseDistributedWrite(regions: readonly string[]): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message: `the statement writes in several regions (${regions.join(", ")}), and writes across regions are not executed yet`,
+    hint: "Write one key's rows per statement (one INSERT per tenant), so each write runs in its own region.",
+  });
+}
+
+/** A transaction that already wrote in one region tries to write in another. */
+export function refuseSecondWriteRegion(written: string, attempted: string): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message: `this transaction already writes in region ${written}; a write in region ${attempted} in the same transaction is not executed yet`,
+    hint: "Commit the first region's writes, then write the other region in a transaction of its own.",
+  });
+}
+
+/** An extended-protocol batch outside a transaction wrote in one region and then goes to another. */
+export function refuseBatchAcrossRegions(written: string, attempted: string): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message: `this batch already wrote in region ${written} outside a transaction; it cannot continue in region ${attempted}`,
+    hint: "Wrap the batch in BEGIN ... COMMIT, or send a Sync between the statements of different regions.",
+  });
+}
+
+/** A multi-statement simple query that writes in more than one region. */
+export function refuseBatchWritesAcrossRegions(regions: readonly string[]): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message: `this query string writes in several regions (${regions.join(", ")}), and writes across regions are not executed yet`,
+    hint: "Send the writes of each region as a query string of its own.",
+  });
+}
+
+/** COPY FROM: its rows would have to be placed by key. */
+export function refuseCopyFrom(): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message: "COPY ... FROM through geoproxy is not supported: the rows would have to be placed by key",
+    hint: "Load each region's rows with INSERT statements through the proxy, or COPY directly into each region's server.",
+  });
+}
+
+/** Function calls (the 'F' message) are not routed. */
+export function refuseFunctionCall(): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message: "the fastpath function call interface is not supported through geoproxy",
+    hint: "Call the function in a SELECT statement instead.",
+  });
+}
+
+/** The client names a prepared statement it never prepared (or closed). */
+export function unknownStatement(name: string): PgError {
+  return new PgError({
+    code: SqlState.invalid_sql_statement_name,
+    message: `prepared statement "${name}" does not exist`,
+  });
+}
+
+/** The client names a portal it never bound (or that ended with its transaction). */
+export function unknownPortal(name: string): PgError {
+  return new PgError({
+    code: SqlState.invalid_cursor_name,
+    message: `portal "${name}" does not exist`,
+  });
+}
+
+/** Parse of a name already in use (PostgreSQL allows only the unnamed statement to be replaced). */
+export function duplicateStatement(name: string): PgError {
+  return new PgError({
+    code: SqlState.duplicate_prepared_statement,
+    message: `prepared statement "${name}" already exists`,
+  });
+}
+
+/** Bind with a parameter count that does not match the statement. */
+export function wrongParameterCount(name: string, expected: number, given: number): PgError {
+  return new PgError({
+    code: SqlState.protocol_violation,
+    message: `bind message supplies ${given} parameters, but prepared statement "${name}" requires ${expected}`,
+  });
+}
+
+/** Statements after an error in a transaction block, as PostgreSQL says it. */
+export function inFailedTransaction(): PgError {
+  return new PgError({
+    code: SqlState.in_failed_sql_transaction,
+    message: "current transaction is aborted, commands ignored until end of transaction block",
+  });
+}
+
+/** The backend connection serving the client broke mid-statement. */
+export function backendLost(region: string, cause?: unknown): PgError {
+  const reason = cause instanceof Error ? `: ${cause.message}` : "";
+  return new PgError({
+    code: SqlState.connection_failure,
+    message: `lost the connection to region ${region}${reason}`,
+    hint: "The statement's outcome in that region is unknown if it wrote; retry the transaction. This session stays usable.",
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
+
+/** A pinned connection (LISTEN, WITH HOLD cursor, advisory lock, temp table) broke. */
+export function pinnedConnectionLost(region: string): PgError {
+  return new PgError({
+    code: SqlState.connection_failure,
+    message: `lost the connection to region ${region} that held this session's LISTEN channels, cursors, advisory locks or temporary tables`,
+    hint: "Those session objects are gone; create them again.",
+  });
+}
+
+/** The proxy is shutting down: new statements are refused, open transactions may finish. */
+export function shuttingDown(): PgError {
+  return new PgError({
+    code: SqlState.admin_shutdown,
+    severity: "FATAL",
+    message: "terminating connection because geoproxy is shutting down",
+    hint: "Reconnect in a moment, to this or another proxy.",
+  });
+}
+
+/** Too many clients at once (`server.max_connections`). */
+export function tooManyClients(max: number): PgError {
+  return new PgError({
+    code: SqlState.too_many_connections,
+    severity: "FATAL",
+    message: `sorry, too many clients already (server.max_connections = ${max})`,
+    hint: "Raise server.max_connections, or pool connections in the application.",
+  });
+}
+
+/** Protocol major version other than 3. */
+export function unsupportedProtocol(major: number, minor: number): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    severity: "FATAL",
+    message: `unsupported frontend protocol ${major}.${minor}: geoproxy speaks protocol 3.0`,
+    hint: "Use a driver that speaks PostgreSQL protocol 3.",
+  });
+}
+
+/** StartupMessage without a user. */
+export function missingUser(): PgError {
+  return new PgError({
+    code: SqlState.invalid_authorization_specification,
+    severity: "FATAL",
+    message: "no PostgreSQL user name specified in startup packet",
+  });
+}
+
+/** A message the protocol does not allow at this point (e.g. CopyData outside COPY). */
+export function unexpectedMessage(what: string): PgError {
+  return new PgError({
+    code: SqlState.protocol_violation,
+    severity: "FATAL",
+    message: `unexpected ${what} message`,
+    hint: "The client sent a message out of the protocol's order; check the driver.",
+  });
+}
+
+/** An internal failure that is the proxy's fault, never the client's. */
+export function internalError(cause: unknown): PgError {
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  return new PgError({
+    code: SqlState.internal_error,
+    message: `geoproxy internal error: ${reason}`,
+    hint: "This is a bug in geoproxy; the statement was not completed. Please report it with the proxy log.",
+    cause,
+  });
+}
+
+/** A console command this proxy does not answer (yet, or without the feature it needs). */
+export function consoleCommandUnavailable(command: string): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message: `console command ${command.toUpperCase().replaceAll("-", " ")} is not available in this geoproxy`,
+    hint: "SHOW REGIONS lists the regions; see docs/proxy.md for the console commands.",
+  });
+}
+
+/** A partition key bound in binary whose type the proxy cannot read. */
+export function unreadableBinaryKey(param: number, typeOid: number): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message: `cannot route on parameter $${param}: it is bound in binary with type oid ${typeOid}, which geoproxy does not decode`,
+    hint: "Bind the key in text format, or declare it as int2, int4, int8, text, varchar or uuid in the Parse.",
+  });
+}

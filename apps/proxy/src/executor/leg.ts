@@ -1,0 +1,55 @@
+import type { BackendConnection, Lease } from "@geo/pool";
+import type { PgError } from "@geo/proto";
+
+/**
+ * One backend connection a session holds in one region: for one statement, for a transaction
+ * (from its first statement until ReadyForQuery says idle), or for the whole session while
+ * pinned (LISTEN, WITH HOLD cursors, temp tables, advisory locks).
+ */
+export class Leg {
+  /** Units of this leg waiting in the session's output queue. */
+  outstanding = 0;
+  /** A cancel was aimed at it: it never goes back to the pool, so a late cancel cannot hit another client. */
+  retire = false;
+  /** Set once the connection broke. */
+  broken: PgError | null = null;
+  /** The transaction block this leg opened wrote something. */
+  wrote = false;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    readonly region: string,
+    readonly lease: Lease,
+    onBroken: (leg: Leg, error: PgError) => void,
+  ) {
+    this.unsubscribe = lease.connection.onBroken((error) => {
+      this.broken = error;
+      onBroken(this, error);
+    });
+  }
+
+  get connection(): BackendConnection {
+    return this.lease.connection;
+  }
+
+  get busy(): boolean {
+    return this.outstanding > 0;
+  }
+
+  write(bytes: Buffer | readonly Buffer[]): void {
+    this.connection.write(bytes);
+  }
+
+  /**
+   * Gives the connection back: discarded when broken, cancelled or holding unknown state; reset
+   * with DISCARD ALL when `full` (pinned objects, an unknown transaction state).
+   */
+  release(full: boolean): void {
+    this.unsubscribe();
+    if (this.broken !== null || this.retire) {
+      this.lease.discard(this.broken !== null ? "broken" : "cancelled");
+      return;
+    }
+    this.lease.release(full ? { reset: true } : {});
+  }
+}

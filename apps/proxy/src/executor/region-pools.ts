@@ -1,0 +1,71 @@
+import type { Endpoint, GeoConfig, Topology } from "@geo/core";
+import { type ConnectFunction, type Lease, type PoolKey, PoolSet } from "@geo/pool";
+import type { RegionPoolStats } from "../console/context.js";
+
+/**
+ * The backend pools of every region's primary, keyed by (endpoint, database, role). The role is
+ * the endpoint's `user`, or the client's own when the endpoint names none.
+ */
+export class RegionPools {
+  private readonly pools: PoolSet;
+  private readonly passwords = new Map<string, string>();
+
+  constructor(
+    private readonly topology: Topology,
+    config: GeoConfig,
+    connect?: ConnectFunction,
+  ) {
+    for (const region of topology.regions) {
+      const password = region.primary.password;
+      if (password !== undefined)
+        this.passwords.set(`${region.primary.host}:${region.primary.port}`, password);
+    }
+    this.pools = new PoolSet({
+      config: {
+        min: config.pool.min,
+        max: config.pool.max,
+        connectTimeoutMs: config.pool.connectTimeoutMs,
+        idleTimeoutMs: config.pool.idleTimeoutMs,
+        checkoutTimeoutMs: config.pool.checkoutTimeoutMs,
+        maxWaiters: config.pool.maxWaiters,
+        warm: config.pool.warm,
+      },
+      credentials: (key) => {
+        const password = this.passwords.get(`${key.host}:${key.port}`);
+        return { applicationName: "geoproxy", ...(password === undefined ? {} : { password }) };
+      },
+      ...(connect === undefined ? {} : { connect }),
+    });
+  }
+
+  keyOf(region: string, user: string): PoolKey {
+    const endpoint: Endpoint = this.topology.region(region)!.primary;
+    return {
+      host: endpoint.host,
+      port: endpoint.port,
+      database: endpoint.database,
+      user: endpoint.user ?? user,
+    };
+  }
+
+  /** A connection to the region's primary: waits at most the checkout timeout, then fails (53300/57014). */
+  acquire(region: string, user: string): Promise<Lease> {
+    return this.pools.get(this.keyOf(region, user)).acquire();
+  }
+
+  stats(): RegionPoolStats[] {
+    const out: RegionPoolStats[] = [];
+    for (const pool of this.pools.list()) {
+      const stats = pool.stats();
+      const region = this.topology.regions.find(
+        (r) => r.primary.host === stats.key.host && r.primary.port === stats.key.port,
+      );
+      out.push({ ...stats, region: region?.id ?? "?", role: "primary" });
+    }
+    return out;
+  }
+
+  close(timeoutMs: number): Promise<void> {
+    return this.pools.close({ timeoutMs });
+  }
+}

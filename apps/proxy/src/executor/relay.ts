@@ -1,0 +1,297 @@
+import {
+  BackendCode,
+  encodeCopyFail,
+  encodeErrorResponse,
+  encodeReadyForQuery,
+  type Frame,
+  type PgError,
+  type TransactionStatus,
+} from "@geo/proto";
+import type { ClientWriter } from "./client-writer.js";
+import type { Leg } from "./leg.js";
+
+/**
+ * What a backend answers one message with. A `query` unit (simple Query, the proxy's own
+ * statements) ends at ReadyForQuery; the extended-protocol units end at their own reply, or at an
+ * ErrorResponse, after which the backend skips everything up to Sync.
+ */
+export const UNIT_KINDS = [
+  "query",
+  "parse",
+  "bind",
+  "describe-statement",
+  "describe-portal",
+  "execute",
+  "close",
+  "sync",
+] as const;
+export type UnitKind = (typeof UNIT_KINDS)[number];
+
+/**
+ * `relay`: every message goes to the client. `quiet`: only errors do (the proxy's own preparation:
+ * a replayed SET, the lazily sent Parse whose failure is the client's statement's failure).
+ * `silent`: nothing does.
+ */
+export type UnitMode = "relay" | "quiet" | "silent";
+
+export interface Unit {
+  readonly type: "unit";
+  readonly leg: Leg;
+  readonly kind: UnitKind;
+  readonly mode: UnitMode;
+  /** For `query` units answering inside a larger exchange: keep the ReadyForQuery from the client. */
+  readonly dropReadyForQuery?: boolean;
+  /** Set when the unit's answer included an ErrorResponse. */
+  failed: boolean;
+  /** Called once the unit's answer is complete (also after an error). */
+  readonly done?: (unit: Unit, status: string | null) => void;
+  /** Called instead of `done` when the backend skipped the message after an earlier error. */
+  readonly skipped?: () => void;
+  /** Sees every frame of the answer before it is relayed (e.g. to read a ParameterDescription). */
+  readonly inspect?: (frame: Frame) => void;
+  /** The proxy's own deliberate error (aborting a batch): it ends the unit and nothing else. */
+  readonly expectError?: boolean;
+}
+
+/** Bytes the proxy answers itself, in their place among the backends' answers. */
+export interface LocalEntry {
+  readonly type: "local";
+  /** Bytes, or a function computing them when their turn comes (e.g. ReadyForQuery's status). */
+  readonly bytes: Buffer | (() => Buffer | null);
+  /** An ErrorResponse in extended mode: what follows up to Sync is skipped, as PostgreSQL does. */
+  readonly error?: boolean;
+  /** The answer to the client's Sync: skipping stops here. */
+  readonly syncAnswer?: boolean;
+  readonly effect?: () => void;
+  readonly skipped?: () => void;
+}
+
+export type Entry = Unit | LocalEntry;
+
+/**
+ * The session's output, in the order the client's messages asked for it. Backend answers are
+ * relayed frame by frame as they arrive, never decoded beyond their code byte; the proxy's own
+ * answers wait for their turn. Only one leg has answers outstanding at any time (the session
+ * drains before switching legs), so arrival order is the client's order.
+ */
+export class Relay {
+  private readonly queue: Entry[] = [];
+  private head = 0;
+  private idleWaiters: (() => void)[] = [];
+  private pausedLeg: Leg | null = null;
+  /** ErrorResponses sent to the client so far: how a caller tells that a statement failed. */
+  errorsSent = 0;
+
+  constructor(
+    private readonly client: ClientWriter,
+    /** An extended-protocol error was sent: the session skips the client's messages up to Sync. */
+    private readonly onExtendedError: () => void,
+    /** A frame arrived that no unit expected. */
+    private readonly onStray: (leg: Leg, code: number) => void,
+    /** The session's transaction status, for a ReadyForQuery the proxy writes itself. */
+    private readonly status: () => TransactionStatus,
+  ) {}
+
+  get pending(): number {
+    return this.queue.length - this.head;
+  }
+
+  /** Resolves once every queued answer has been sent. */
+  idle(): Promise<void> {
+    if (this.pending === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  expect(unit: Omit<Unit, "type" | "failed">): Unit {
+    const entry: Unit = { ...unit, type: "unit", failed: false };
+    unit.leg.outstanding++;
+    this.queue.push(entry);
+    return entry;
+  }
+
+  local(entry: Omit<LocalEntry, "type">): void {
+    this.queue.push({ ...entry, type: "local" });
+    this.pump();
+  }
+
+  error(error: PgError, extended: boolean): void {
+    this.errorsSent++;
+    this.local({ bytes: encodeErrorResponse(error), error: extended });
+  }
+
+  private peek(): Entry | undefined {
+    return this.queue[this.head];
+  }
+
+  private shift(): void {
+    const entry = this.queue[this.head];
+    this.head++;
+    if (entry?.type === "unit") entry.leg.outstanding--;
+    if (this.head > 64 && this.head * 2 > this.queue.length) {
+      this.queue.splice(0, this.head);
+      this.head = 0;
+    }
+    if (this.pending === 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const waiter of waiters) waiter();
+    }
+  }
+
+  /** Sends every local answer whose turn has come. */
+  private pump(): void {
+    for (let entry = this.peek(); entry?.type === "local"; entry = this.peek()) {
+      this.shift();
+      const bytes = typeof entry.bytes === "function" ? entry.bytes() : entry.bytes;
+      if (bytes !== null) this.send(bytes, null);
+      entry.effect?.();
+      // The session already skips the client's messages after an error of its own.
+      if (entry.error === true) this.skipToSync();
+    }
+  }
+
+  private send(bytes: Buffer, from: Leg | null): void {
+    if (this.client.write(bytes) || from === null || this.pausedLeg !== null) return;
+    // The client reads slower than the backend sends: stop reading the backend until it catches up.
+    const leg = from;
+    this.pausedLeg = leg;
+    leg.connection.pause();
+    this.client.onDrain(() => {
+      this.pausedLeg = null;
+      leg.connection.resume();
+    });
+  }
+
+  /** After an error in extended mode, the backend ignores everything up to Sync: so does the output. */
+  private skipToSync(): void {
+    for (let entry = this.peek(); entry !== undefined; entry = this.peek()) {
+      if (entry.type === "unit" && entry.kind === "sync") break;
+      if (entry.type === "local" && entry.syncAnswer === true) break;
+      this.shift();
+      entry.skipped?.();
+    }
+    this.pump();
+  }
+
+  /** Every message a backend sends to the session goes through here. */
+  onFrame(leg: Leg, frame: Frame): void {
+    const code = frame.code;
+    const entry = this.peek();
+    const unit = entry?.type === "unit" && entry.leg === leg ? entry : null;
+    if (
+      code === BackendCode.NoticeResponse ||
+      code === BackendCode.ParameterStatus ||
+      code === BackendCode.NotificationResponse
+    ) {
+      if (
+        unit === null
+          ? code !== BackendCode.ParameterStatus
+          : unit.mode === "relay" || code === BackendCode.NotificationResponse
+      ) {
+        this.send(frame.bytes, leg);
+      }
+      return;
+    }
+    if (unit === null) {
+      this.onStray(leg, code);
+      return;
+    }
+    if (code === BackendCode.CopyInResponse) {
+      // COPY FROM is refused before it is sent; one hidden from the analysis is failed here.
+      leg.write(encodeCopyFail({ message: "COPY FROM is not supported through geoproxy" }));
+      return;
+    }
+    unit.inspect?.(frame);
+    const relayed = unit.mode === "relay" || (unit.mode === "quiet" && code === BackendCode.ErrorResponse);
+    if (code === BackendCode.ErrorResponse && unit.expectError === true) {
+      this.finish(unit, null);
+      this.pump();
+      return;
+    }
+    if (code === BackendCode.ErrorResponse) {
+      unit.failed = true;
+      if (relayed) {
+        this.errorsSent++;
+        this.send(frame.bytes, leg);
+      }
+      if (unit.kind === "query") return;
+      this.finish(unit, null);
+      if (unit.kind !== "sync") {
+        if (relayed) this.onExtendedError();
+        this.skipToSync();
+      }
+      return;
+    }
+    if (code === BackendCode.ReadyForQuery) {
+      if (relayed && unit.dropReadyForQuery !== true) this.send(frame.bytes, leg);
+      this.finish(unit, String.fromCharCode(frame.payload[0] ?? 0x49));
+      this.pump();
+      return;
+    }
+    if (relayed) this.send(frame.bytes, leg);
+    if (endsUnit(unit.kind, code)) {
+      this.finish(unit, null);
+      this.pump();
+    }
+  }
+
+  private finish(unit: Unit, status: string | null): void {
+    this.shift();
+    unit.done?.(unit, status);
+  }
+
+  /**
+   * A leg broke: its outstanding answers will never come. The first is replaced by the error
+   * (and a ReadyForQuery where a simple query expected one); the rest are skipped.
+   */
+  failLeg(leg: Leg, error: PgError): void {
+    let reported = false;
+    for (let i = this.head; i < this.queue.length; i++) {
+      const entry = this.queue[i]!;
+      if (entry.type !== "unit" || entry.leg !== leg) continue;
+      const report = !reported && entry.mode !== "silent";
+      if (report) reported = true;
+      const simple = entry.kind === "query" && entry.dropReadyForQuery !== true && entry.mode === "relay";
+      const replacement: LocalEntry = {
+        type: "local",
+        bytes: () => {
+          entry.done?.({ ...entry, failed: true }, entry.kind === "query" ? "I" : null);
+          const parts: Buffer[] = [];
+          if (report) {
+            this.errorsSent++;
+            parts.push(encodeErrorResponse(error));
+          }
+          if (simple) parts.push(encodeReadyForQuery({ status: this.status() }));
+          return parts.length === 0 ? null : Buffer.concat(parts);
+        },
+        ...(report && entry.kind !== "query" && entry.kind !== "sync" ? { error: true } : {}),
+      };
+      leg.outstanding--;
+      this.queue[i] = replacement;
+    }
+    this.pump();
+  }
+}
+
+function endsUnit(kind: UnitKind, code: number): boolean {
+  switch (kind) {
+    case "parse":
+      return code === BackendCode.ParseComplete;
+    case "bind":
+      return code === BackendCode.BindComplete;
+    case "close":
+      return code === BackendCode.CloseComplete;
+    case "describe-statement":
+    case "describe-portal":
+      return code === BackendCode.RowDescription || code === BackendCode.NoData;
+    case "execute":
+      return (
+        code === BackendCode.CommandComplete ||
+        code === BackendCode.EmptyQueryResponse ||
+        code === BackendCode.PortalSuspended
+      );
+    case "query":
+    case "sync":
+      return false;
+  }
+}

@@ -1,0 +1,128 @@
+import {
+  type Directory,
+  type GatherConfig,
+  type ParamValue,
+  type Plan,
+  plan,
+  type Topology,
+} from "@geo/core";
+import type { PgError } from "@geo/proto";
+import { type Analysis, type Analyzer, SqlAnalysisError } from "@geo/sql";
+import {
+  fromAnalysisError,
+  fromRefusal,
+  internalError,
+  refuseCopyFrom,
+  refuseDistributedWrite,
+  refuseScatterRead,
+} from "../errors/catalog.js";
+
+/** Where one statement goes, as the session acts on it. */
+export type Route =
+  | {
+      readonly kind: "region";
+      readonly region: string;
+      readonly readOnly: boolean;
+      /** Reads no table: any connection the session already holds may run it (FETCH, SELECT 1, ...). */
+      readonly anywhere: boolean;
+    }
+  | { readonly kind: "local"; readonly what: "transaction" | "session" | "console" | "empty" }
+  | { readonly kind: "deferred"; readonly params: readonly number[] }
+  | { readonly kind: "error"; readonly error: PgError };
+
+/** Analysis (cached by shape) and planning against the live topology and directory. */
+export class Router {
+  constructor(
+    readonly analyzer: Analyzer,
+    readonly topology: Topology,
+    readonly directory: Directory,
+    private readonly gather: GatherConfig | undefined,
+  ) {}
+
+  /** Analyses one statement; an unreadable one becomes the error to send. */
+  analyze(text: string): Analysis | PgError {
+    try {
+      return this.analyzer.analyze(text);
+    } catch (error) {
+      return analysisFailure(error);
+    }
+  }
+
+  /** Every statement of a simple-query string. */
+  analyzeBatch(text: string): readonly Analysis[] | PgError {
+    try {
+      return this.analyzer.analyzeBatch(text);
+    } catch (error) {
+      return analysisFailure(error);
+    }
+  }
+
+  plan(analysis: Analysis, params?: readonly ParamValue[]): Plan {
+    return plan(analysis, {
+      topology: this.topology,
+      directory: this.directory,
+      ...(params === undefined ? {} : { params }),
+      ...(this.gather === undefined ? {} : { gather: this.gather }),
+    });
+  }
+
+  /** The route of a statement, given its bound parameters when there are any. */
+  route(analysis: Analysis, params?: readonly ParamValue[]): Route {
+    const decided = this.plan(analysis, params);
+    switch (decided.kind) {
+      case "single":
+        if (analysis.kind === "copy" && analysis.tables.some((table) => table.access === "write")) {
+          return { kind: "error", error: refuseCopyFrom() };
+        }
+        return {
+          kind: "region",
+          region: decided.region,
+          readOnly: analysis.readOnly && decided.access === "read-only",
+          anywhere: analysis.tables.length === 0 && analysis.hints.region === undefined,
+        };
+      case "local":
+        return { kind: "local", what: decided.what };
+      case "deferred":
+        return { kind: "deferred", params: decided.params };
+      case "refused":
+        return { kind: "error", error: fromRefusal(decided.refusal) };
+      case "scatter":
+        return { kind: "error", error: refuseScatterRead(decided.regions) };
+      case "distributed-write":
+        if (analysis.kind === "copy") return { kind: "error", error: refuseCopyFrom() };
+        return { kind: "error", error: refuseDistributedWrite(decided.regions) };
+    }
+  }
+
+  /**
+   * Where to describe a statement before its parameters are bound: a region that holds its
+   * tables. With the parameters unknown any holder answers the same description.
+   */
+  describeRegion(analysis: Analysis): string {
+    const decided = this.plan(analysis);
+    switch (decided.kind) {
+      case "single":
+        return decided.region;
+      case "scatter":
+      case "distributed-write":
+        return decided.regions[0] ?? this.topology.home.id;
+      case "deferred":
+      case "refused":
+      case "local":
+        return this.pinnedRegionOf(analysis) ?? this.topology.home.id;
+    }
+  }
+
+  private pinnedRegionOf(analysis: Analysis): string | undefined {
+    for (const table of analysis.tables) {
+      const policy = this.topology.tables.get(table.name);
+      if (policy?.placement === "pinned") return policy.region;
+    }
+    return undefined;
+  }
+}
+
+function analysisFailure(error: unknown): PgError {
+  if (error instanceof SqlAnalysisError) return fromAnalysisError(error);
+  return internalError(error);
+}

@@ -1,0 +1,213 @@
+import { createServer, type Server, type Socket } from "node:net";
+import { type Directory, type GeoConfig, MemoryDirectory, schemaInfoFor, Topology } from "@geo/core";
+import type { ConnectFunction } from "@geo/pool";
+import { encodeErrorResponse, PgError } from "@geo/proto";
+import { Analyzer } from "@geo/sql";
+import type { ConsoleContext } from "../console/context.js";
+import { shuttingDown, tooManyClients } from "../errors/catalog.js";
+import { RegionPools } from "../executor/region-pools.js";
+import { createLogger, type Logger, type LogLevel } from "../log.js";
+import { Router } from "../routing/router.js";
+import { Session } from "../session/session.js";
+import { CancelRegistry } from "./cancel-registry.js";
+import type { ProxyRuntime } from "./runtime.js";
+import { StartupError, startupErrors } from "./startup-error.js";
+
+export interface StartProxyOptions {
+  readonly config: GeoConfig;
+  /** Where each key lives; an empty directory when absent (every key is created at home). */
+  readonly directory?: Directory;
+  readonly logger?: Logger;
+  readonly logLevel?: LogLevel;
+  /** Overrides `server.host` / `server.port` (tests listen on port 0). */
+  readonly host?: string;
+  readonly port?: number;
+  /** How long transactions may take to finish on shutdown before their clients are cut off. */
+  readonly shutdownTimeoutMs?: number;
+  /** Replaces how backend connections are opened (tests). */
+  readonly connect?: ConnectFunction;
+}
+
+export interface RunningProxy {
+  readonly host: string;
+  readonly port: number;
+  readonly runtime: ProxyRuntime;
+  /** Client sessions open now. */
+  readonly sessionCount: number;
+  /**
+   * Graceful shutdown: stop accepting, close idle sessions, let open transactions finish up to
+   * the timeout, then close everything and the pools.
+   */
+  close(options?: { timeoutMs?: number }): Promise<void>;
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+
+function isLoopback(host: string): boolean {
+  return LOOPBACK.has(host) || host.startsWith("127.");
+}
+
+/**
+ * Starts geoproxy: checks the configuration's safety rules, opens a connection to every region's
+ * primary (each unreachable one is reported on a line of its own), then listens.
+ *
+ * @example
+ * ```ts
+ * const proxy = await startProxy({ config: loadConfig("geoproxy.toml"), port: 0 });
+ * // psql -h 127.0.0.1 -p ${proxy.port}
+ * await proxy.close();
+ * ```
+ */
+export async function startProxy(options: StartProxyOptions): Promise<RunningProxy> {
+  const config = options.config;
+  const log = options.logger ?? createLogger(options.logLevel ?? "info");
+  const host = options.host ?? config.server.host;
+  const port = options.port ?? config.server.port;
+  if (config.auth.method !== "trust") {
+    throw new StartupError([
+      `${config.file}: auth.method = "${config.auth.method}" is not supported by this geoproxy yet; use "trust" on loopback`,
+    ]);
+  }
+  if (!isLoopback(host) && !config.server.trustBeyondLoopback) {
+    throw new StartupError([
+      `${config.file}: refusing to listen on ${host} with trust authentication: anyone who can reach it could connect; listen on 127.0.0.1, or set server.trust_beyond_loopback = true if that is intended`,
+    ]);
+  }
+  const topology = Topology.fromConfig(config);
+  const directory = options.directory ?? new MemoryDirectory();
+  const analyzer = await Analyzer.create({
+    ...schemaInfoFor(topology),
+    cacheSize: config.server.analysisCacheSize,
+  });
+  const router = new Router(analyzer, topology, directory, config.gather);
+  const pools = new RegionPools(topology, config, options.connect);
+  const homeParameters = await probeRegions(topology, pools, log).catch(async (error: unknown) => {
+    await pools.close(0);
+    throw error;
+  });
+
+  let sequence = 0;
+  let closing = false;
+  const sessions = new Set<Session>();
+  const runtime: ProxyRuntime = {
+    config,
+    router,
+    pools,
+    log,
+    cancels: new CancelRegistry(),
+    homeParameters,
+    nextSequence: () => ++sequence,
+    consoleContext: (user: string): ConsoleContext => ({
+      config,
+      topology,
+      directory,
+      analyzer,
+      plan: (analysis, params) => router.plan(analysis, params),
+      poolStats: () => pools.stats(),
+      user,
+    }),
+    get shuttingDown() {
+      return closing;
+    },
+  };
+
+  const server: Server = createServer((socket: Socket) => {
+    if (closing) {
+      socket.end(encodeErrorResponse(shuttingDown()));
+      return;
+    }
+    if (sessions.size >= config.server.maxConnections) {
+      socket.end(encodeErrorResponse(tooManyClients(config.server.maxConnections)));
+      return;
+    }
+    const session = new Session(socket, runtime);
+    sessions.add(session);
+    void session.closed.then(() => sessions.delete(session));
+  });
+  server.on("error", (error) => log.error({ err: error }, "listener error"));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (error: NodeJS.ErrnoException) => {
+      void pools.close(0);
+      reject(new StartupError([`cannot listen on ${host}:${port}: ${error.message}`]));
+    });
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address();
+  const boundPort = typeof address === "object" && address !== null ? address.port : port;
+  log.info({ host, port: boundPort, regions: topology.regionIds }, "geoproxy listening");
+
+  let closed: Promise<void> | null = null;
+  return {
+    host,
+    port: boundPort,
+    runtime,
+    get sessionCount() {
+      return sessions.size;
+    },
+    close(closeOptions = {}) {
+      closed ??= (async () => {
+        closing = true;
+        const timeoutMs = closeOptions.timeoutMs ?? options.shutdownTimeoutMs ?? 10_000;
+        log.info({ sessions: sessions.size, timeoutMs }, "shutting down");
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        const deadline = Date.now() + timeoutMs;
+        while (sessions.size > 0 && Date.now() < deadline) {
+          for (const session of sessions) if (session.idle) session.fatal(shuttingDown());
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        for (const session of sessions) session.fatal(shuttingDown());
+        await Promise.race([Promise.all([...sessions].map((s) => s.closed)), delay(1000)]);
+        for (const session of sessions) session.socket.destroy();
+        await stopped;
+        await pools.close(1000);
+        log.info("geoproxy stopped");
+      })();
+      return closed;
+    },
+  };
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/**
+ * Opens (and returns to the pool) one connection per region's primary, in parallel. Returns the
+ * home region's ParameterStatus values; throws one line per region that could not be reached.
+ */
+async function probeRegions(
+  topology: Topology,
+  pools: RegionPools,
+  log: Logger,
+): Promise<Map<string, string>> {
+  const results = await Promise.all(
+    topology.regions.map(async (region) => {
+      const user = region.primary.user ?? "postgres";
+      try {
+        const lease = await pools.acquire(region.id, user);
+        const parameters = new Map(lease.connection.parameters);
+        lease.release();
+        log.info(
+          { region: region.id, backend: `${region.primary.host}:${region.primary.port}` },
+          "region reachable",
+        );
+        return { region, parameters, error: null };
+      } catch (error) {
+        return { region, parameters: null, error };
+      }
+    }),
+  );
+  const failures = results.filter((result) => result.error !== null);
+  if (failures.length > 0) {
+    throw new StartupError(
+      startupErrors(
+        failures.map((failure) => ({
+          region: failure.region.id,
+          endpoint: `${failure.region.primary.host}:${failure.region.primary.port}`,
+          message: failure.error instanceof PgError ? failure.error.message : String(failure.error),
+        })),
+      ),
+    );
+  }
+  return results.find((result) => result.region.home)?.parameters ?? new Map();
+}

@@ -1,0 +1,22 @@
+import type { GeoConfig } from "@geo/core";
+import type { ConsoleContext } from "../console/context.js";
+import type { RegionPools } from "../executor/region-pools.js";
+import type { Logger } from "../log.js";
+import type { Router } from "../routing/router.js";
+import type { CancelRegistry } from "./cancel-registry.js";
+
+/** What every session shares: configuration, routing, pools, cancel keys, the logger. */
+export interface ProxyRuntime {
+  readonly config: GeoConfig;
+  readonly router: Router;
+  readonly pools: RegionPools;
+  readonly log: Logger;
+  readonly cancels: CancelRegistry;
+  /** ParameterStatus values the home region reported at start (server_version, encodings, ...). */
+  readonly homeParameters: ReadonlyMap<string, string>;
+  /** Monotonic across the proxy: orders client Parses against backend copies of statements. */
+  nextSequence(): number;
+  consoleContext(user: string): ConsoleContext;
+  /** True once shutdown began: idle sessions close, new ones are refused. */
+  readonly shuttingDown: boolean;
+}

@@ -1,0 +1,484 @@
+import { createHash } from "node:crypto";
+import type { ParamValue } from "@geo/core";
+import {
+  BackendCode,
+  BindView,
+  decodeClose,
+  decodeDescribe,
+  decodeParameterDescription,
+  decodeParse,
+  encodeClose,
+  encodeDescribe,
+  encodeExecute,
+  encodeParameterDescription,
+  encodeParse,
+  type Frame,
+  FrontendCode,
+  isProtocolFault,
+  Messages,
+  PgError,
+  protocolViolation,
+} from "@geo/proto";
+import type { Analysis } from "@geo/sql";
+import {
+  duplicateStatement,
+  refuseBatchAcrossRegions,
+  unknownPortal,
+  unknownStatement,
+  unreadableBinaryKey,
+} from "../errors/catalog.js";
+import type { Leg } from "../executor/leg.js";
+import type { Route } from "../routing/router.js";
+import { decodeBinaryParam } from "./binary-params.js";
+import type { Session, StatementMode } from "./session.js";
+import { Transaction } from "./transaction.js";
+
+const EXTENDED: StatementMode = { extended: true, final: false };
+
+/** A statement the client prepared, kept by the proxy and prepared lazily on backend connections. */
+interface ClientStatement {
+  readonly name: string;
+  readonly text: string;
+  readonly paramTypes: readonly number[];
+  readonly analysis: Analysis;
+  /** When the client's Parse was processed: backend copies made earlier are never used. */
+  readonly parsedAt: number;
+  /** Its name on backend connections: derived from its text and types, so copies are shared. */
+  readonly backendName: string;
+  /** Parameter types a backend reported for it (ParameterDescription). */
+  describedTypes: readonly number[] | null;
+}
+
+interface Portal {
+  readonly statement: ClientStatement;
+  /** The backend connection holding it, or null for a statement the proxy answers itself. */
+  readonly leg: Leg | null;
+  readonly local: "transaction" | "session" | "console" | "empty" | null;
+}
+
+/** A backend copy of a client statement, in the connection's `preparedStatements` map. */
+interface BackendCopy {
+  readonly preparedAt: number;
+}
+
+/** The portal name the proxy executes to fail a backend's batch on purpose (it never exists). */
+const ABORT_PORTAL = "geoproxy abort";
+
+/**
+ * The extended query protocol. Parse is answered by the proxy, which keeps the statement; Bind
+ * decides the route from the bound values and prepares the statement on the chosen connection
+ * if that connection has no copy newer than the client's Parse; Describe, Execute and Close go
+ * to the connection holding the portal. Messages are written to backends as they come
+ * (pipelined); answers are put back in order by the relay. After an error everything up to Sync
+ * is skipped, by the backends and by the proxy alike.
+ */
+export class ExtendedQuery {
+  private readonly statements = new Map<string, ClientStatement>();
+  private readonly portals = new Map<string, Portal>();
+  private readonly touched = new Set<Leg>();
+  private skipping = false;
+  private syncsPending = 0;
+  /** Outside a transaction block: the region this batch wrote in (a batch may not go on elsewhere). */
+  batchWriteRegion: string | null = null;
+  /** Between the first extended message and its Sync. */
+  inBatch = false;
+
+  constructor(private readonly session: Session) {}
+
+  touch(leg: Leg): void {
+    this.touched.add(leg);
+  }
+
+  /** A backend error was sent to the client: skip its messages up to Sync if it was not sent yet. */
+  onError(): void {
+    if (this.syncsPending === 0) this.skipping = true;
+  }
+
+  refuseAcross(written: string, attempted: string): PgError {
+    return refuseBatchAcrossRegions(written, attempted);
+  }
+
+  /**
+   * The proxy refuses a statement mid-batch: backends that already ran part of the batch outside
+   * a transaction block must not commit it at Sync, so each is made to fail (as the batch would
+   * have failed on one server), which rolls its part back.
+   */
+  abortBatch(): void {
+    this.skipping = true;
+    if (this.session.txn !== null) return;
+    for (const leg of this.touched) {
+      if (leg.broken !== null) continue;
+      this.session.relay.expect({ leg, kind: "execute", mode: "silent", expectError: true });
+      leg.write(encodeExecute({ portal: ABORT_PORTAL, maxRows: 0 }));
+    }
+  }
+
+  async handle(frame: Frame): Promise<void> {
+    if (frame.code === FrontendCode.Sync) {
+      this.sync();
+      return;
+    }
+    this.inBatch = true;
+    if (this.skipping) return;
+    switch (frame.code) {
+      case FrontendCode.Parse:
+        this.parse(frame);
+        return;
+      case FrontendCode.Bind:
+        await this.bind(frame);
+        return;
+      case FrontendCode.Describe:
+        await this.describe(frame);
+        return;
+      case FrontendCode.Execute:
+        await this.execute(frame);
+        return;
+      case FrontendCode.Close:
+        await this.close(frame);
+        return;
+      case FrontendCode.Flush: {
+        const leg = this.session.currentLeg;
+        if (leg !== null && leg.outstanding > 0 && leg.broken === null) leg.write(Messages.flush);
+        return;
+      }
+    }
+  }
+
+  private parse(frame: Frame): void {
+    const message = decodeParse(frame.payload);
+    if (isProtocolFault(message)) {
+      this.session.fatal(protocolViolation(message));
+      return;
+    }
+    const session = this.session;
+    if (message.name !== "" && this.statements.has(message.name)) {
+      session.fail(duplicateStatement(message.name), EXTENDED);
+      return;
+    }
+    const analysis = session.runtime.router.analyze(message.sql);
+    if (analysis instanceof PgError) {
+      session.fail(analysis, EXTENDED);
+      return;
+    }
+    const statement: ClientStatement = {
+      name: message.name,
+      text: message.sql,
+      paramTypes: message.paramTypes,
+      analysis,
+      parsedAt: session.runtime.nextSequence(),
+      backendName: message.name === "" ? "" : backendNameOf(message.sql, message.paramTypes),
+      describedTypes: null,
+    };
+    const previous = this.statements.get(message.name);
+    this.statements.set(message.name, statement);
+    session.relay.local({
+      bytes: Messages.parseComplete,
+      skipped: () => {
+        if (this.statements.get(message.name) !== statement) return;
+        if (previous === undefined) this.statements.delete(message.name);
+        else this.statements.set(message.name, previous);
+      },
+    });
+  }
+
+  private async bind(frame: Frame): Promise<void> {
+    const session = this.session;
+    const view = BindView.from(frame.payload);
+    if (isProtocolFault(view)) {
+      session.fatal(protocolViolation(view));
+      return;
+    }
+    const statement = this.statements.get(view.statement);
+    if (statement === undefined) {
+      session.fail(unknownStatement(view.statement), EXTENDED);
+      return;
+    }
+    const analysis = statement.analysis;
+    if (session.refuseInFailedBlock(analysis, EXTENDED)) return;
+    const router = session.runtime.router;
+    let route: Route = router.route(analysis);
+    if (route.kind === "deferred") {
+      const params = this.paramValues(view, statement, route.params);
+      if (params instanceof PgError) {
+        session.fail(params, EXTENDED);
+        return;
+      }
+      route = router.route(analysis, params);
+    }
+    if (route.kind === "local") {
+      this.portals.set(view.portal, { statement, leg: null, local: route.what });
+      session.relay.local({ bytes: Messages.bindComplete });
+      return;
+    }
+    const portalName = view.portal;
+    await session.runRouted(analysis, route, EXTENDED, (leg) => {
+      const name = this.prepareOn(leg, statement);
+      session.relay.expect({ leg, kind: "bind", mode: "relay" });
+      leg.write(renameBind(frame.payload, name));
+      this.portals.set(portalName, { statement, leg, local: null });
+    });
+  }
+
+  /** The bound values the route needs, as text; binary keys of known types are decoded. */
+  private paramValues(
+    view: BindView,
+    statement: ClientStatement,
+    needed: readonly number[],
+  ): ParamValue[] | PgError {
+    const values: ParamValue[] = [];
+    for (let i = 0; i < view.paramCount; i++) {
+      if (view.format(i) === 0) {
+        values.push(view.text(i));
+        continue;
+      }
+      const value = view.value(i);
+      if (value === null) {
+        values.push(null);
+        continue;
+      }
+      const type = statement.paramTypes[i] || statement.describedTypes?.[i] || 0;
+      const decoded = decodeBinaryParam(type, value);
+      if (decoded === undefined) {
+        if (needed.includes(i + 1)) return unreadableBinaryKey(i + 1, type);
+        values.push(null);
+        continue;
+      }
+      values.push(decoded);
+    }
+    return values;
+  }
+
+  /**
+   * Makes sure the connection holds a copy of the statement at least as new as the client's
+   * Parse, and returns its name there. The unnamed statement is parsed every time, as a client's
+   * unnamed statement is meant to be.
+   */
+  private prepareOn(leg: Leg, statement: ClientStatement): string {
+    const relay = this.session.relay;
+    if (statement.name === "") {
+      relay.expect({ leg, kind: "parse", mode: "quiet" });
+      leg.write(encodeParse({ name: "", sql: statement.text, paramTypes: statement.paramTypes }));
+      return "";
+    }
+    const copies = leg.connection.preparedStatements;
+    const name = statement.backendName;
+    const existing = copies.get(name) as BackendCopy | undefined;
+    if (existing !== undefined && existing.preparedAt > statement.parsedAt) return name;
+    const copy: BackendCopy = { preparedAt: this.session.runtime.nextSequence() };
+    copies.set(name, copy);
+    const forget = (): void => {
+      if (copies.get(name) === copy) copies.delete(name);
+    };
+    // Close first: an older copy may hold the name (closing a missing statement is not an error).
+    relay.expect({ leg, kind: "close", mode: "silent" });
+    relay.expect({
+      leg,
+      kind: "parse",
+      mode: "quiet",
+      done: (unit) => {
+        if (unit.failed) forget();
+      },
+      skipped: forget,
+    });
+    leg.write([
+      encodeClose({ target: "S", name }),
+      encodeParse({ name, sql: statement.text, paramTypes: statement.paramTypes }),
+    ]);
+    return name;
+  }
+
+  private async describe(frame: Frame): Promise<void> {
+    const session = this.session;
+    const message = decodeDescribe(frame.payload);
+    if (isProtocolFault(message)) {
+      session.fatal(protocolViolation(message));
+      return;
+    }
+    if (message.target === "P") {
+      const portal = this.portals.get(message.name);
+      if (portal === undefined) {
+        session.fail(unknownPortal(message.name), EXTENDED);
+        return;
+      }
+      if (portal.leg === null) {
+        session.relay.local({ bytes: this.localDescription(portal.statement, portal.local, false) });
+        return;
+      }
+      const leg = await session.activate(portal.leg);
+      session.relay.expect({ leg, kind: "describe-portal", mode: "relay" });
+      leg.write(frame.bytes);
+      return;
+    }
+    const statement = this.statements.get(message.name);
+    if (statement === undefined) {
+      session.fail(unknownStatement(message.name), EXTENDED);
+      return;
+    }
+    const route = session.runtime.router.route(statement.analysis);
+    if (route.kind === "local") {
+      session.relay.local({ bytes: this.localDescription(statement, route.what, true) });
+      return;
+    }
+    const region = session.runtime.router.describeRegion(statement.analysis);
+    const describeRoute: Route = { kind: "region", region, readOnly: true, anywhere: false };
+    await session.runRouted(statement.analysis, describeRoute, EXTENDED, (leg) => {
+      const name = this.prepareOn(leg, statement);
+      session.relay.expect({
+        leg,
+        kind: "describe-statement",
+        mode: "relay",
+        inspect: (reply) => {
+          if (reply.code !== BackendCode.ParameterDescription) return;
+          const description = decodeParameterDescription(reply.payload);
+          if (!isProtocolFault(description)) statement.describedTypes = description.typeOids;
+        },
+      });
+      leg.write(encodeDescribe({ target: "S", name }));
+    });
+  }
+
+  /** ParameterDescription (for a statement) and the row shape of a statement the proxy answers. */
+  private localDescription(
+    statement: ClientStatement,
+    local: Portal["local"],
+    withParameters: boolean,
+  ): Buffer {
+    const parts: Buffer[] = [];
+    if (withParameters) {
+      parts.push(encodeParameterDescription({ typeOids: [...statement.paramTypes] }));
+    }
+    if (local === "console") {
+      parts.push(this.session.consoleDescription(statement.analysis) ?? Messages.noData);
+    } else parts.push(Messages.noData);
+    return Buffer.concat(parts);
+  }
+
+  private async execute(frame: Frame): Promise<void> {
+    const session = this.session;
+    const portalName = readPortalName(frame.payload);
+    const portal = portalName === null ? undefined : this.portals.get(portalName);
+    if (portal === undefined) {
+      session.fail(unknownPortal(portalName ?? ""), EXTENDED);
+      return;
+    }
+    const analysis = portal.statement.analysis;
+    if (portal.leg === null) {
+      if (session.refuseInFailedBlock(analysis, EXTENDED)) return;
+      switch (portal.local) {
+        case "transaction":
+          await session.runTransactionControl(analysis, EXTENDED);
+          return;
+        case "session":
+          await session.runSessionStatement(analysis, EXTENDED, analysis.text);
+          return;
+        case "console":
+          session.runConsole(analysis, EXTENDED, false);
+          return;
+        case "empty":
+        case null:
+          session.relay.local({ bytes: Messages.emptyQueryResponse });
+          return;
+      }
+    }
+    const leg = await session.activate(portal.leg);
+    session.log.debug({ region: leg.region, sql: analysis.text }, "execute");
+    session.relay.expect({
+      leg,
+      kind: "execute",
+      mode: "relay",
+      done: (unit) => {
+        if (!unit.failed) session.recordEffects(leg, [analysis]);
+      },
+    });
+    leg.write(frame.bytes);
+  }
+
+  private async close(frame: Frame): Promise<void> {
+    const session = this.session;
+    const message = decodeClose(frame.payload);
+    if (isProtocolFault(message)) {
+      session.fatal(protocolViolation(message));
+      return;
+    }
+    if (message.target === "S") {
+      // Backend copies stay: they are shared by name and never used for a newer Parse.
+      this.statements.delete(message.name);
+      session.relay.local({ bytes: Messages.closeComplete });
+      return;
+    }
+    const portal = this.portals.get(message.name);
+    this.portals.delete(message.name);
+    if (portal?.leg == null || portal.leg.broken !== null) {
+      session.relay.local({ bytes: Messages.closeComplete });
+      return;
+    }
+    const leg = await session.activate(portal.leg);
+    session.relay.expect({ leg, kind: "close", mode: "relay" });
+    leg.write(frame.bytes);
+  }
+
+  /**
+   * Sync: every connection the batch used gets its own Sync (ending its implicit transaction, or
+   * not, inside a block); the client gets one ReadyForQuery with the session's status.
+   */
+  private sync(): void {
+    const session = this.session;
+    this.skipping = false;
+    this.inBatch = false;
+    this.batchWriteRegion = null;
+    if (session.txn === null) this.portals.clear();
+    for (const leg of this.touched) {
+      if (leg.broken !== null) continue;
+      session.relay.expect({
+        leg,
+        kind: "sync",
+        mode: "silent",
+        done: (_unit, status) => {
+          if (session.txn === null && (status === "T" || status === "E")) {
+            const txn = new Transaction("BEGIN", false, session.settings.snapshot());
+            txn.legs.set(leg.region, leg);
+            session.txn = txn;
+          }
+        },
+      });
+      leg.write(Messages.sync);
+    }
+    this.touched.clear();
+    this.syncsPending++;
+    session.relay.local({
+      bytes: () => session.readyForQuery(),
+      syncAnswer: true,
+      effect: () => {
+        this.syncsPending--;
+        for (const leg of [...session.batchLegs.values()]) {
+          if (session.txn?.legs.get(leg.region) !== leg) session.releaseLeg(leg);
+        }
+      },
+    });
+  }
+}
+
+/** The name a client statement gets on backend connections. */
+function backendNameOf(text: string, paramTypes: readonly number[]): string {
+  const digest = createHash("sha1").update(text).update("\0").update(paramTypes.join(",")).digest("hex");
+  return `geo_${digest.slice(0, 28)}`;
+}
+
+/** A Bind with the statement name replaced by the backend's name for it; the rest as sent. */
+function renameBind(payload: Buffer, statementName: string): Buffer {
+  const portalEnd = payload.indexOf(0);
+  const statementEnd = payload.indexOf(0, portalEnd + 1);
+  const portal = payload.subarray(0, portalEnd + 1);
+  const rest = payload.subarray(statementEnd + 1);
+  const name = Buffer.from(`${statementName}\0`, "utf8");
+  const length = 4 + portal.length + name.length + rest.length;
+  const header = Buffer.allocUnsafe(5);
+  header[0] = FrontendCode.Bind;
+  header.writeInt32BE(length, 1);
+  return Buffer.concat([header, portal, name, rest], length + 1);
+}
+
+function readPortalName(payload: Buffer): string | null {
+  const end = payload.indexOf(0);
+  return end < 0 ? null : payload.toString("utf8", 0, end);
+}

@@ -1,0 +1,156 @@
+import type { Analysis, SessionEffect } from "@geo/sql";
+
+/**
+ * The session state a client set, kept by the proxy because the client's statements run on
+ * whichever pooled connection is free. Settings follow the client as the SQL that set them: on a
+ * connection whose `appliedSettings` differ, the difference is replayed (SET for what the client has,
+ * RESET for what the connection has and the client does not) before the client's statement, so a
+ * setting reaches every connection the client uses and never the next client of that connection.
+ */
+export class SessionSettings {
+  /** Setting name (lower case) -> the statement that gives it its value. */
+  private readonly values = new Map<string, string>();
+
+  /** StartupMessage parameters that are settings (application_name, client_encoding, `-c` options...). */
+  static fromStartup(parameters: Readonly<Record<string, string>>): SessionSettings {
+    const settings = new SessionSettings();
+    for (const [name, value] of Object.entries(parameters)) {
+      if (NOT_SETTINGS.has(name) || name.startsWith("_pq_.")) continue;
+      if (name === "options") {
+        for (const [option, optionValue] of parseOptions(value)) settings.setValue(option, optionValue);
+        continue;
+      }
+      settings.setValue(name, value);
+    }
+    return settings;
+  }
+
+  get size(): number {
+    return this.values.size;
+  }
+
+  entries(): IterableIterator<[string, string]> {
+    return this.values.entries();
+  }
+
+  setValue(name: string, value: string): void {
+    this.values.set(name.toLowerCase(), `SET ${settingName(name)} TO ${quoteLiteral(value)}`);
+  }
+
+  /**
+   * Records what a statement that succeeded did to the session's settings. SET LOCAL and
+   * set_config(..., true) end with their transaction and are not recorded.
+   */
+  record(analysis: Analysis): void {
+    for (const effect of analysis.sessionEffects) this.recordEffect(effect, analysis);
+  }
+
+  private recordEffect(effect: SessionEffect, analysis: Analysis): void {
+    if (effect.local) return;
+    switch (effect.kind) {
+      case "set":
+        if (effect.name === undefined) return;
+        this.values.set(effect.name.toLowerCase(), analysis.text.trim().replace(/;\s*$/, ""));
+        return;
+      case "set-config":
+        if (effect.name !== undefined && effect.value !== undefined) {
+          this.values.set(
+            effect.name.toLowerCase(),
+            `SELECT pg_catalog.set_config(${quoteLiteral(effect.name)}, ${quoteLiteral(effect.value)}, false)`,
+          );
+        }
+        return;
+      case "reset":
+        if (effect.name === undefined) this.values.clear();
+        else this.values.delete(effect.name.toLowerCase());
+        return;
+      case "discard":
+        if (effect.value === "all") this.values.clear();
+        return;
+      case "listen":
+      case "unlisten":
+      case "prepare":
+      case "execute":
+      case "deallocate":
+      case "declare-with-hold":
+      case "create-temp":
+      case "advisory-lock":
+      case "load":
+        return;
+    }
+  }
+
+  /**
+   * The statements that make a connection's settings equal the session's, or null when they
+   * already are. `applied` is the connection's record (name -> statement) of what it holds.
+   */
+  replayFor(applied: ReadonlyMap<string, string>): string | null {
+    const statements: string[] = [];
+    for (const name of applied.keys()) {
+      if (!this.values.has(name)) statements.push(`RESET ${settingName(name)}`);
+    }
+    for (const [name, statement] of this.values) {
+      if (applied.get(name) !== statement) statements.push(statement);
+    }
+    return statements.length === 0 ? null : statements.join("; ");
+  }
+
+  /** After a replay succeeded: the connection now holds exactly the session's settings. */
+  markApplied(applied: Map<string, string>): void {
+    applied.clear();
+    for (const [name, statement] of this.values) applied.set(name, statement);
+  }
+
+  /** A copy, so a transaction can roll back to it. */
+  snapshot(): SessionSettings {
+    const copy = new SessionSettings();
+    for (const [name, statement] of this.values) copy.values.set(name, statement);
+    return copy;
+  }
+
+  restore(from: SessionSettings): void {
+    this.values.clear();
+    for (const [name, statement] of from.values) this.values.set(name, statement);
+  }
+}
+
+/** StartupMessage fields that are not run-time settings. */
+const NOT_SETTINGS = new Set(["user", "database", "replication"]);
+
+/** `-c name=value` and `--name=value` pairs of the `options` startup parameter. */
+export function parseOptions(options: string): [string, string][] {
+  const words: string[] = [];
+  let current = "";
+  let escaped = false;
+  for (const char of options) {
+    if (escaped) {
+      current += char;
+      escaped = false;
+    } else if (char === "\\") escaped = true;
+    else if (char === " " || char === "\t") {
+      if (current !== "") words.push(current);
+      current = "";
+    } else current += char;
+  }
+  if (current !== "") words.push(current);
+  const pairs: [string, string][] = [];
+  for (let i = 0; i < words.length; i++) {
+    let word = words[i]!;
+    if (word === "-c") word = words[++i] ?? "";
+    else if (word.startsWith("-c")) word = word.slice(2);
+    else if (word.startsWith("--")) word = word.slice(2);
+    else continue;
+    const eq = word.indexOf("=");
+    if (eq <= 0) continue;
+    pairs.push([word.slice(0, eq).replaceAll("-", "_"), word.slice(eq + 1)]);
+  }
+  return pairs;
+}
+
+export function quoteLiteral(value: string): string {
+  return `'${value.replaceAll("'", "''")}'`;
+}
+
+function settingName(name: string): string {
+  return /^[a-z_][a-z0-9_.$]*$/i.test(name) ? name : `"${name.replaceAll('"', '""')}"`;
+}

@@ -1,0 +1,880 @@
+import type { Socket } from "node:net";
+import type { Lease } from "@geo/pool";
+import {
+  type CancelRequest,
+  copyFrame,
+  decodeStartupPacket,
+  encodeBind,
+  encodeCommandComplete,
+  encodeDataRow,
+  encodeErrorResponse,
+  encodeExecute,
+  encodeNoticeResponse,
+  encodeParse,
+  encodeQuery,
+  encodeReadyForQuery,
+  encodeRowDescription,
+  type Frame,
+  FrontendCode,
+  FrontendFramer,
+  isProtocolFault,
+  Messages,
+  PgError,
+  protocolViolation,
+  SqlState,
+  STARTUP_FRAME_CODE,
+  type StartupMessage,
+  type TransactionStatus,
+} from "@geo/proto";
+import type { Analysis } from "@geo/sql";
+import { runConsoleCommand } from "../console/index.js";
+import {
+  backendLost,
+  inFailedTransaction,
+  internalError,
+  pinnedConnectionLost,
+  refuseFunctionCall,
+  refuseSecondWriteRegion,
+  shuttingDown,
+  unexpectedMessage,
+} from "../errors/catalog.js";
+import { ClientWriter } from "../executor/client-writer.js";
+import { Leg } from "../executor/leg.js";
+import { Relay, type Unit } from "../executor/relay.js";
+import type { Logger } from "../log.js";
+import type { Route } from "../routing/router.js";
+import type { ProxyRuntime } from "../server/runtime.js";
+import { ExtendedQuery } from "./extended-query.js";
+import { SessionPins } from "./session-pins.js";
+import { SessionSettings } from "./session-settings.js";
+import { runSimpleQuery } from "./simple-query.js";
+import { checkStartup, loginReply } from "./startup.js";
+import { Transaction } from "./transaction.js";
+
+export const SESSION_PHASES = ["startup", "login", "ready", "closed"] as const;
+export type SessionPhase = (typeof SESSION_PHASES)[number];
+
+/** How a statement's answer is framed: a simple Query's own ReadyForQuery, or inside a larger exchange. */
+export interface StatementMode {
+  readonly extended: boolean;
+  /** The statement is the whole simple Query: the backend's ReadyForQuery goes to the client. */
+  readonly final: boolean;
+}
+
+const INBOX_HIGH = 256;
+const INBOX_LOW = 32;
+
+let nextSessionId = 1;
+
+/**
+ * One client connection: startup, then the client's messages processed one at a time in order,
+ * each routed to a region's pooled connection or answered by the proxy itself. Answers go back
+ * in order through the relay. Bad bytes close this client only; nothing here throws past the
+ * socket's handlers.
+ */
+export class Session {
+  readonly id = nextSessionId++;
+  readonly log: Logger;
+  readonly writer: ClientWriter;
+  readonly relay: Relay;
+  readonly extended: ExtendedQuery;
+  phase: SessionPhase = "startup";
+  user = "";
+  database = "";
+  settings = new SessionSettings();
+  readonly pins = new SessionPins();
+  pinnedLeg: Leg | null = null;
+  txn: Transaction | null = null;
+  /** Legs used by the extended-protocol batch since the last Sync (outside a transaction). */
+  readonly batchLegs = new Map<string, Leg>();
+  /** The leg last written to: before another is used, its answers must be complete. */
+  private activeLeg: Leg | null = null;
+  private readonly framer = new FrontendFramer();
+  private readonly inbox: Frame[] = [];
+  private processing = false;
+  private key: { processId: number; secretKey: Buffer } | null = null;
+  private readonly closedPromise: Promise<void>;
+  private resolveClosed!: () => void;
+
+  constructor(
+    readonly socket: Socket,
+    readonly runtime: ProxyRuntime,
+  ) {
+    this.log = runtime.log.child({
+      session: this.id,
+      client: `${socket.remoteAddress}:${socket.remotePort}`,
+    });
+    this.writer = new ClientWriter(socket);
+    this.relay = new Relay(
+      this.writer,
+      () => this.extended.onError(),
+      (leg, code) =>
+        this.log.warn({ region: leg.region, code: String.fromCharCode(code) }, "unexpected backend message"),
+      () => this.status(),
+    );
+    this.extended = new ExtendedQuery(this);
+    this.closedPromise = new Promise((resolve) => {
+      this.resolveClosed = resolve;
+    });
+    socket.setNoDelay(true);
+    socket.on("data", (chunk: Buffer) => this.onData(chunk));
+    socket.on("error", (error) => this.log.debug({ err: error.message }, "client socket error"));
+    socket.on("close", () => this.onClose());
+    this.log.info("client connected");
+  }
+
+  get closed(): Promise<void> {
+    return this.closedPromise;
+  }
+
+  /** The transaction status the client is told in ReadyForQuery. */
+  status(): TransactionStatus {
+    return this.txn?.status ?? "I";
+  }
+
+  /** True when nothing is in flight and no transaction is open: the session can be closed cleanly. */
+  get idle(): boolean {
+    return this.txn === null && this.relay.pending === 0 && !this.processing && this.inbox.length === 0;
+  }
+
+  readyForQuery(): Buffer {
+    return encodeReadyForQuery({ status: this.status() });
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Input
+  // ------------------------------------------------------------------------------------------
+
+  private onData(chunk: Buffer): void {
+    if (this.phase === "closed") return;
+    this.framer.push(chunk);
+    for (let frame = this.framer.next(); frame !== null; frame = this.framer.next()) {
+      if (isProtocolFault(frame)) {
+        this.log.info({ reason: frame.message }, "client sent malformed bytes");
+        this.fatal(protocolViolation(frame));
+        return;
+      }
+      if (frame.code === STARTUP_FRAME_CODE) {
+        this.onStartupFrame(frame);
+        if ((this.phase as SessionPhase) === "closed") return;
+        continue;
+      }
+      if (this.phase === "startup") {
+        this.fatal(unexpectedMessage(`message '${String.fromCharCode(frame.code)}' during startup`));
+        return;
+      }
+      this.inbox.push(copyFrame(frame));
+    }
+    if (this.inbox.length > INBOX_HIGH) this.socket.pause();
+    this.kick();
+  }
+
+  private kick(): void {
+    if (this.processing || this.inbox.length === 0 || this.phase !== "ready") return;
+    this.processing = true;
+    this.process()
+      .catch((error: unknown) => {
+        this.log.error({ err: error }, "session failed");
+        this.fatal(internalError(error));
+      })
+      .finally(() => {
+        this.processing = false;
+        if (this.phase === "ready") this.kick();
+        this.runtime.log.trace({ session: this.id }, "inbox drained");
+      });
+  }
+
+  private async process(): Promise<void> {
+    while (this.inbox.length > 0 && this.phase === "ready") {
+      const frame = this.inbox.shift()!;
+      if (this.inbox.length < INBOX_LOW && this.socket.isPaused()) this.socket.resume();
+      await this.handle(frame);
+    }
+  }
+
+  private async handle(frame: Frame): Promise<void> {
+    switch (frame.code) {
+      case FrontendCode.Query:
+        await runSimpleQuery(this, frame);
+        return;
+      case FrontendCode.Parse:
+      case FrontendCode.Bind:
+      case FrontendCode.Describe:
+      case FrontendCode.Execute:
+      case FrontendCode.Close:
+      case FrontendCode.Sync:
+      case FrontendCode.Flush:
+        await this.extended.handle(frame);
+        return;
+      case FrontendCode.Terminate:
+        this.close();
+        return;
+      case FrontendCode.FunctionCall:
+        await this.relay.idle();
+        this.relay.error(refuseFunctionCall(), false);
+        this.relay.local({ bytes: () => this.readyForQuery() });
+        return;
+      case FrontendCode.CopyData:
+      case FrontendCode.CopyDone:
+      case FrontendCode.CopyFail:
+        // Outside COPY FROM (which is refused before it starts) these are ignored, as PostgreSQL does.
+        return;
+      default:
+        this.fatal(unexpectedMessage(`message type '${String.fromCharCode(frame.code)}'`));
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Startup
+  // ------------------------------------------------------------------------------------------
+
+  private onStartupFrame(frame: Frame): void {
+    if (this.phase !== "startup") {
+      this.fatal(unexpectedMessage("startup packet after the StartupMessage"));
+      return;
+    }
+    const packet = decodeStartupPacket(frame.payload);
+    if (isProtocolFault(packet)) {
+      this.fatal(protocolViolation(packet));
+      return;
+    }
+    switch (packet.type) {
+      case "SSLRequest":
+        // No TLS configured for clients: 'N', and the client continues in clear (or gives up).
+        this.writer.write(Messages.sslRefused);
+        return;
+      case "GSSENCRequest":
+        this.writer.write(Messages.sslRefused);
+        return;
+      case "CancelRequest":
+        this.onCancelRequest(packet);
+        return;
+      case "StartupMessage":
+        // Messages pipelined behind the StartupMessage wait in the inbox until the login is answered.
+        this.phase = "login";
+        void this.startup(packet).finally(() => this.kick());
+        return;
+    }
+  }
+
+  private onCancelRequest(request: CancelRequest): void {
+    const matched = this.runtime.cancels.cancel(request.processId, Buffer.from(request.secretKey));
+    this.log.info({ matched }, "cancel request");
+    // PostgreSQL answers a CancelRequest with nothing and closes.
+    this.phase = "closed";
+    this.socket.end();
+  }
+
+  private async startup(message: StartupMessage): Promise<void> {
+    const check = checkStartup(message);
+    if (!check.ok) {
+      this.fatal(check.error);
+      return;
+    }
+    if (this.runtime.shuttingDown) {
+      this.fatal(shuttingDown());
+      return;
+    }
+    this.user = check.user;
+    this.database = check.database;
+    this.framer.markAuthenticated();
+    this.settings = SessionSettings.fromStartup(message.parameters);
+    const parameters = new Map(this.runtime.homeParameters);
+    // The client's startup settings are checked by the home region, which also says how it reports them.
+    let lease: Lease | null = null;
+    try {
+      lease = await this.runtime.pools.acquire(this.runtime.router.topology.home.id, this.user);
+      const replay = this.settings.replayFor(lease.connection.appliedSettings);
+      if (replay !== null) {
+        await lease.connection.simpleQuery(replay);
+        this.settings.markApplied(lease.connection.appliedSettings);
+      }
+      for (const [name, value] of lease.connection.parameters) parameters.set(name, value);
+      lease.release();
+    } catch (error) {
+      lease?.release();
+      const pgError =
+        error instanceof PgError
+          ? new PgError({
+              code: error.code,
+              message: error.message,
+              severity: "FATAL",
+              ...(error.hint === undefined ? {} : { hint: error.hint }),
+            })
+          : internalError(error);
+      this.log.info({ err: pgError.message }, "login refused");
+      this.fatal(pgError);
+      return;
+    }
+    if (this.phase === "closed") return;
+    this.key = this.runtime.cancels.register(this);
+    if (check.negotiate !== null) this.writer.write(check.negotiate);
+    this.writer.write(loginReply(parameters, this.key));
+    this.writer.write(Messages.readyForQueryIdle);
+    this.phase = "ready";
+    this.log.info({ user: this.user, database: this.database }, "client logged in");
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Legs
+  // ------------------------------------------------------------------------------------------
+
+  /**
+   * The connection a statement for `region` runs on: the transaction's leg there (opened now if
+   * new, with the client's settings and BEGIN replayed), the pinned connection, the batch's leg, or
+   * a fresh one from the pool with the client's settings replayed. `anywhere`: the statement reads
+   * no table, so any connection already held will do.
+   */
+  async legFor(region: string, anywhere: boolean, mode: StatementMode): Promise<Leg | PgError> {
+    const txn = this.txn;
+    if (anywhere) {
+      const held = txn?.primaryLeg() ?? this.pinnedLeg ?? this.batchLegs.values().next().value;
+      if (held !== undefined) return this.activate(held);
+    }
+    if (txn !== null) {
+      const existing = txn.legs.get(region);
+      if (existing !== undefined) return this.activate(existing);
+    } else {
+      if (this.pinnedLeg !== null && this.pinnedLeg.region === region) return this.activate(this.pinnedLeg);
+      const batchLeg = this.batchLegs.get(region);
+      if (batchLeg !== undefined) return this.activate(batchLeg);
+    }
+    await this.quiesceActive();
+    let leg: Leg;
+    if (this.pinnedLeg !== null && this.pinnedLeg.region === region) leg = this.pinnedLeg;
+    else {
+      let lease: Lease;
+      try {
+        lease = await this.runtime.pools.acquire(region, this.user);
+      } catch (error) {
+        return error instanceof PgError ? error : internalError(error);
+      }
+      leg = new Leg(region, lease, (broken, error) => this.onLegBroken(broken, error));
+      this.replaySettings(leg);
+    }
+    if (txn !== null) {
+      txn.legs.set(region, leg);
+      this.relay.expect({ leg, kind: "query", mode: "quiet", dropReadyForQuery: true });
+      leg.write(encodeQuery({ sql: txn.openingSql() }));
+    } else if (mode.extended) this.batchLegs.set(region, leg);
+    this.activeLeg = leg;
+    if (mode.extended) this.extended.touch(leg);
+    return leg;
+  }
+
+  /** Makes the connection's settings the client's, before BEGIN so a rollback keeps them. */
+  private replaySettings(leg: Leg): void {
+    const applied = leg.connection.appliedSettings;
+    const replay = this.settings.replayFor(applied);
+    if (replay === null) return;
+    this.settings.markApplied(applied);
+    this.relay.expect({
+      leg,
+      kind: "query",
+      mode: "quiet",
+      dropReadyForQuery: true,
+      done: (unit) => {
+        if (unit.failed) applied.clear();
+      },
+    });
+    leg.write(encodeQuery({ sql: replay }));
+  }
+
+  /** Makes `leg` the one written to, after the previous one's answers are complete. */
+  async activate(leg: Leg): Promise<Leg> {
+    if (this.activeLeg !== leg) await this.quiesceActive();
+    this.activeLeg = leg;
+    if (this.extended.inBatch) this.extended.touch(leg);
+    return leg;
+  }
+
+  get currentLeg(): Leg | null {
+    return this.activeLeg;
+  }
+
+  /** Before another leg is written to, the answers of the one in use must be complete. */
+  async quiesceActive(): Promise<void> {
+    const active = this.activeLeg;
+    if (active !== null && active.outstanding > 0) {
+      // The backend holds extended-protocol answers until Sync or Flush.
+      if (active.broken === null) active.write(Messages.flush);
+      await this.relay.idle();
+    }
+  }
+
+  /** Gives a leg back once it is not needed: kept while pinned or in a transaction. */
+  releaseLeg(leg: Leg): void {
+    if (leg === this.pinnedLeg || leg.outstanding > 0) return;
+    if (this.txn?.legs.get(leg.region) === leg) return;
+    if (this.batchLegs.get(leg.region) === leg) this.batchLegs.delete(leg.region);
+    if (this.activeLeg === leg) this.activeLeg = null;
+    leg.release(false);
+  }
+
+  private onLegBroken(leg: Leg, error: PgError): void {
+    this.log.warn({ region: leg.region, err: error.message }, "backend connection lost");
+    const wasPinned = leg === this.pinnedLeg;
+    if (wasPinned) {
+      this.pinnedLeg = null;
+      this.pins.record({
+        sessionEffects: [{ kind: "discard", local: false, value: "all" }],
+      } as unknown as Analysis);
+    }
+    const txn = this.txn;
+    if (txn?.legs.get(leg.region) === leg) {
+      txn.legs.delete(leg.region);
+      txn.failed = true;
+    }
+    if (this.batchLegs.get(leg.region) === leg) this.batchLegs.delete(leg.region);
+    if (this.activeLeg === leg) this.activeLeg = null;
+    this.relay.failLeg(leg, wasPinned ? pinnedConnectionLost(leg.region) : backendLost(leg.region, error));
+    leg.release(true);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Statements
+  // ------------------------------------------------------------------------------------------
+
+  /**
+   * Runs one statement whose route is known. `send` writes the statement to the leg and queues
+   * its units (a simple Query, or the extended messages); it returns the unit whose completion
+   * ends the statement. Resolves with the leg used, or null when the statement was answered or
+   * refused without one.
+   */
+  async runRouted(
+    analysis: Analysis,
+    route: Route,
+    mode: StatementMode,
+    send: (leg: Leg) => void,
+  ): Promise<Leg | null> {
+    const txn = this.txn;
+    if (route.kind === "error") {
+      this.fail(route.error, mode);
+      return null;
+    }
+    if (route.kind !== "region" && route.kind !== "deferred") {
+      throw new Error(`runRouted called for a ${route.kind} route`);
+    }
+    const region = route.kind === "region" ? route.region : this.runtime.router.topology.home.id;
+    const readOnly = route.kind === "region" ? route.readOnly : true;
+    const anywhere = route.kind === "region" && route.anywhere;
+    if (txn !== null && !readOnly && txn.writeRegion !== null && txn.writeRegion !== region) {
+      this.fail(refuseSecondWriteRegion(txn.writeRegion, region), mode);
+      return null;
+    }
+    const batchWrite = this.extended.batchWriteRegion;
+    if (txn === null && mode.extended && batchWrite !== null && batchWrite !== region) {
+      this.fail(this.extended.refuseAcross(batchWrite, region), mode);
+      return null;
+    }
+    const leg = await this.legFor(region, anywhere, mode);
+    if (leg instanceof PgError) {
+      this.fail(leg, mode);
+      return null;
+    }
+    if (!readOnly) {
+      if (txn !== null) txn.writeRegion = leg.region;
+      else if (mode.extended) this.extended.batchWriteRegion = leg.region;
+    }
+    this.log.debug({ region: leg.region, sql: analysis.text, kind: analysis.kind }, "statement");
+    send(leg);
+    return leg;
+  }
+
+  /** Records what a statement that succeeded changed in the session (settings, pins). */
+  recordEffects(leg: Leg | null, analyses: readonly Analysis[]): void {
+    for (const analysis of analyses) {
+      if (analysis.sessionEffects.length === 0) continue;
+      this.settings.record(analysis);
+      this.pins.record(analysis);
+      if (leg === null) continue;
+      const changesSettings = analysis.sessionEffects.some(
+        (effect) =>
+          !effect.local &&
+          (effect.kind === "set" ||
+            effect.kind === "reset" ||
+            effect.kind === "set-config" ||
+            effect.kind === "discard"),
+      );
+      if (changesSettings) {
+        if (this.txn !== null) this.txn.settingsLeg = leg;
+        else this.settings.markApplied(leg.connection.appliedSettings);
+      }
+      if (SessionPins.pins(analysis) && this.pins.pinned && this.pinnedLeg === null) {
+        this.pinnedLeg = leg;
+        leg.connection.markDirty("full");
+        this.log.info({ region: leg.region }, "session pinned to its connection");
+      }
+    }
+    if (this.pinnedLeg !== null && !this.pins.pinned && this.txn === null) {
+      const leg = this.pinnedLeg;
+      this.pinnedLeg = null;
+      this.releaseLeg(leg);
+    }
+  }
+
+  /**
+   * After a statement's ReadyForQuery outside a transaction block: a leg left in a transaction
+   * (the statement began one) becomes the session's transaction; an idle one goes back to the pool.
+   */
+  afterReady(leg: Leg, status: string | null): void {
+    if (this.txn === null) {
+      if (status === "T" || status === "E") {
+        const txn = new Transaction("BEGIN", false, this.settings.snapshot());
+        txn.legs.set(leg.region, leg);
+        this.txn = txn;
+        return;
+      }
+      this.releaseLeg(leg);
+      return;
+    }
+    if (status === "I" && this.txn.legs.size === 1 && this.txn.legs.get(leg.region) === leg) {
+      // The transaction ended inside a string sent as one (BEGIN ... COMMIT to one region).
+      this.txn = null;
+      this.releaseLeg(leg);
+    }
+  }
+
+  /** Sends a proxy error in its place; inside a transaction block the block fails, as in PostgreSQL. */
+  fail(error: PgError, mode: StatementMode): void {
+    if (this.txn !== null) this.txn.failed = true;
+    if (mode.extended) {
+      this.extended.abortBatch();
+      this.relay.error(error, true);
+      return;
+    }
+    this.relay.error(error, false);
+    if (mode.final) this.relay.local({ bytes: () => this.readyForQuery() });
+  }
+
+  /** Statements in a failed block, except those that end it, get 25P02. */
+  refuseInFailedBlock(analysis: Analysis, mode: StatementMode): boolean {
+    if (this.status() !== "E") return false;
+    const action = analysis.transaction?.action;
+    if (action === "rollback" || action === "rollback-to" || action === "commit" || action === "prepare") {
+      return false;
+    }
+    this.fail(inFailedTransaction(), mode);
+    return true;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Statements the proxy handles itself
+  // ------------------------------------------------------------------------------------------
+
+  /** Runs SQL of the proxy's own on a leg, as a simple Query or, mid-batch, as Parse/Bind/Execute. */
+  runOnLeg(
+    leg: Leg,
+    sql: string,
+    mode: "relay" | "quiet" | "silent",
+    extended: boolean,
+    done?: Unit["done"],
+  ): void {
+    if (extended) {
+      this.extended.touch(leg);
+      this.relay.expect({ leg, kind: "parse", mode: "quiet" });
+      this.relay.expect({ leg, kind: "bind", mode: "silent" });
+      this.relay.expect({ leg, kind: "execute", mode, ...(done === undefined ? {} : { done }) });
+      leg.write([
+        encodeParse({ name: "", sql, paramTypes: [] }),
+        encodeBind({ portal: "", statement: "", paramFormats: [], params: [], resultFormats: [] }),
+        encodeExecute({ portal: "", maxRows: 0 }),
+      ]);
+      return;
+    }
+    this.relay.expect({
+      leg,
+      kind: "query",
+      mode,
+      dropReadyForQuery: true,
+      ...(done === undefined ? {} : { done }),
+    });
+    leg.write(encodeQuery({ sql }));
+  }
+
+  /** BEGIN, COMMIT, ROLLBACK, SAVEPOINT, RELEASE, ROLLBACK TO, PREPARE TRANSACTION. */
+  async runTransactionControl(analysis: Analysis, mode: StatementMode): Promise<void> {
+    await this.quiesceActive();
+    await this.relay.idle();
+    const control = analysis.transaction!;
+    const txn = this.txn;
+    const tagOnly = (tag: string, notice?: PgError): void => {
+      if (notice !== undefined) this.relay.local({ bytes: encodeNoticeResponse(notice) });
+      this.relay.local({ bytes: encodeCommandComplete({ tag }) });
+      if (mode.final) this.relay.local({ bytes: () => this.readyForQuery() });
+    };
+    switch (control.action) {
+      case "begin": {
+        if (txn === null) {
+          this.txn = new Transaction(analysis.text, false, this.settings.snapshot());
+          tagOnly("BEGIN");
+        } else if (txn.implicit) {
+          txn.implicit = false;
+          tagOnly("BEGIN");
+        } else {
+          tagOnly(
+            "BEGIN",
+            warning(SqlState.active_sql_transaction, "there is already a transaction in progress"),
+          );
+        }
+        return;
+      }
+      case "commit":
+      case "rollback":
+      case "prepare": {
+        if (txn === null) {
+          const tag =
+            control.action === "commit"
+              ? "COMMIT"
+              : control.action === "rollback"
+                ? "ROLLBACK"
+                : "PREPARE TRANSACTION";
+          if (control.action === "prepare") {
+            this.fail(
+              new PgError({
+                code: SqlState.no_active_sql_transaction,
+                message: "there is no transaction in progress",
+              }),
+              mode,
+            );
+            return;
+          }
+          tagOnly(tag, warning(SqlState.no_active_sql_transaction, "there is no transaction in progress"));
+          return;
+        }
+        await this.endTransaction(analysis, mode);
+        return;
+      }
+      case "savepoint":
+      case "release":
+      case "rollback-to": {
+        if (txn === null) {
+          // PostgreSQL's own error (25P01) from the home region.
+          await this.forwardToHome(analysis, mode);
+          return;
+        }
+        const name = control.name ?? "";
+        if (control.action === "savepoint") txn.savepoint(name, analysis.text);
+        else txn.unwindTo(name, control.action === "rollback-to");
+        if (control.action === "rollback-to") txn.failed = false;
+        const legs = [...txn.legs.values()];
+        const primary = txn.primaryLeg();
+        if (primary === undefined) {
+          tagOnly(
+            control.action === "savepoint"
+              ? "SAVEPOINT"
+              : control.action === "release"
+                ? "RELEASE"
+                : "ROLLBACK",
+          );
+          return;
+        }
+        for (const leg of legs)
+          if (leg !== primary) this.runOnLeg(leg, analysis.text, "silent", mode.extended);
+        this.runOnLeg(primary, analysis.text, "relay", mode.extended);
+        if (mode.final) this.relay.local({ bytes: () => this.readyForQuery() });
+        await this.relay.idle();
+        return;
+      }
+      case "commit-prepared":
+      case "rollback-prepared":
+        await this.forwardToHome(analysis, mode);
+        return;
+    }
+  }
+
+  private async forwardToHome(analysis: Analysis, mode: StatementMode): Promise<void> {
+    const home = this.runtime.router.topology.home.id;
+    const route: Route = { kind: "region", region: home, readOnly: true, anywhere: false };
+    const leg = await this.runRouted(analysis, route, mode, (l) => {
+      if (mode.extended) {
+        this.runOnLeg(l, analysis.text, "relay", true);
+        return;
+      }
+      this.relay.expect({
+        leg: l,
+        kind: "query",
+        mode: "relay",
+        dropReadyForQuery: !mode.final,
+        done: (_unit, status) => this.afterReady(l, status),
+      });
+      l.write(encodeQuery({ sql: analysis.text }));
+    });
+    if (leg !== null) await this.relay.idle();
+  }
+
+  /**
+   * COMMIT or ROLLBACK of a block spread over legs: the read legs end first (silently), the
+   * written leg's answer is the client's. A failed block (or ROLLBACK) rolls every leg back.
+   */
+  private async endTransaction(analysis: Analysis, mode: StatementMode): Promise<void> {
+    const txn = this.txn!;
+    const action = analysis.transaction!.action;
+    const commit = action === "commit" && txn.status !== "E";
+    const primary = txn.primaryLeg();
+    const legs = [...txn.legs.values()];
+    if (action === "prepare" && legs.length > 1) {
+      this.fail(refuseSecondWriteRegion(txn.writeRegion ?? legs[0]!.region, legs[1]!.region), mode);
+      return;
+    }
+    let committed = commit;
+    for (const leg of legs) {
+      if (leg === primary) continue;
+      this.runOnLeg(leg, commit ? "COMMIT" : "ROLLBACK", "quiet", mode.extended, (unit) => {
+        if (unit.failed) committed = false;
+      });
+    }
+    if (primary === undefined) {
+      this.relay.local({ bytes: encodeCommandComplete({ tag: commit ? "COMMIT" : "ROLLBACK" }) });
+    } else {
+      const sql = action === "prepare" || (commit && action === "commit") ? analysis.text : "ROLLBACK";
+      this.runOnLeg(primary, sql, "relay", mode.extended, (unit) => {
+        if (unit.failed) committed = false;
+      });
+    }
+    await this.relay.idle();
+    this.txn = null;
+    if (committed) {
+      if (txn.settingsLeg !== null && txn.settingsLeg.broken === null) {
+        this.settings.markApplied(txn.settingsLeg.connection.appliedSettings);
+      }
+    } else {
+      this.settings.restore(txn.settingsBefore);
+      txn.settingsLeg?.connection.appliedSettings.clear();
+      txn.settingsLeg?.connection.markDirty("settings");
+    }
+    for (const leg of legs) {
+      if (mode.extended && leg.broken === null && leg !== this.pinnedLeg) this.batchLegs.set(leg.region, leg);
+      else this.releaseLeg(leg);
+    }
+    if (mode.final) this.relay.local({ bytes: () => this.readyForQuery() });
+  }
+
+  /** SET, RESET, DISCARD, LISTEN...: run where the session's state lives, then tracked. */
+  async runSessionStatement(analysis: Analysis, mode: StatementMode, sql: string): Promise<void> {
+    const region =
+      this.txn?.primaryLeg()?.region ?? this.pinnedLeg?.region ?? this.runtime.router.topology.home.id;
+    const route: Route = { kind: "region", region, readOnly: true, anywhere: false };
+    await this.runRouted(analysis, route, mode, (leg) => {
+      if (mode.extended) {
+        this.runOnLeg(leg, sql, "relay", true, (unit) => {
+          if (!unit.failed) this.recordEffects(leg, [analysis]);
+        });
+        return;
+      }
+      this.relay.expect({
+        leg,
+        kind: "query",
+        mode: "relay",
+        dropReadyForQuery: !mode.final,
+        done: (unit, status) => {
+          if (!unit.failed) this.recordEffects(leg, [analysis]);
+          this.afterReady(leg, status);
+        },
+      });
+      leg.write(encodeQuery({ sql }));
+    });
+    await this.relay.idle();
+  }
+
+  /** Console commands answered from the proxy's own state, as an ordinary result set. */
+  runConsole(analysis: Analysis, mode: StatementMode, describe: boolean): void {
+    const result = runConsoleCommand(analysis.text, this.runtime.consoleContext(this.user));
+    if (result instanceof PgError) {
+      this.fail(result, mode);
+      return;
+    }
+    const parts: Buffer[] = [];
+    if (describe) parts.push(textRowDescription(result.columns));
+    for (const row of result.rows) {
+      parts.push(encodeDataRow({ values: row.map((value) => (value === null ? null : Buffer.from(value))) }));
+    }
+    parts.push(encodeCommandComplete({ tag: result.tag }));
+    this.relay.local({ bytes: Buffer.concat(parts) });
+    if (mode.final) this.relay.local({ bytes: () => this.readyForQuery() });
+  }
+
+  /** The RowDescription a console command answers with (Describe before Execute). */
+  consoleDescription(analysis: Analysis): Buffer | null {
+    const result = runConsoleCommand(analysis.text, this.runtime.consoleContext(this.user));
+    return result instanceof PgError ? null : textRowDescription(result.columns);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Cancel and close
+  // ------------------------------------------------------------------------------------------
+
+  /** A CancelRequest with this session's key: cancel what its connections run now, then retire them. */
+  cancel(): void {
+    const legs = new Set<Leg>([...(this.txn?.legs.values() ?? []), ...this.batchLegs.values()]);
+    if (this.activeLeg !== null) legs.add(this.activeLeg);
+    if (this.pinnedLeg !== null) legs.add(this.pinnedLeg);
+    for (const leg of legs) {
+      if (!leg.busy) continue;
+      leg.retire = true;
+      this.log.info({ region: leg.region }, "cancelling the backend statement");
+      leg.connection.cancel().catch((error: unknown) => this.log.warn({ err: error }, "cancel failed"));
+    }
+  }
+
+  /** Sends a FATAL error and closes this client only. */
+  fatal(error: PgError): void {
+    if (this.phase === "closed") return;
+    this.writer.write(encodeErrorResponse(error));
+    this.close();
+  }
+
+  close(): void {
+    if (this.phase === "closed") return;
+    this.phase = "closed";
+    this.writer.uncork();
+    this.socket.end();
+    this.socket.destroySoon?.();
+    this.cleanup();
+  }
+
+  private onClose(): void {
+    this.phase = "closed";
+    this.cleanup();
+    this.log.info("client disconnected");
+    this.resolveClosed();
+  }
+
+  private cleaned = false;
+
+  private cleanup(): void {
+    if (this.cleaned) return;
+    this.cleaned = true;
+    if (this.key !== null) this.runtime.cancels.unregister(this.key.processId);
+    const legs = new Set<Leg>([...(this.txn?.legs.values() ?? []), ...this.batchLegs.values()]);
+    if (this.pinnedLeg !== null) legs.add(this.pinnedLeg);
+    if (this.activeLeg !== null) legs.add(this.activeLeg);
+    this.txn = null;
+    this.batchLegs.clear();
+    for (const leg of legs) {
+      // An open transaction or pinned objects need a full reset; a reply in flight closes it.
+      leg.release(true);
+    }
+    this.pinnedLeg = null;
+    this.activeLeg = null;
+  }
+}
+
+/** Console answers are text columns, as PostgreSQL describes `text`. */
+function textRowDescription(columns: readonly string[]): Buffer {
+  return encodeRowDescription({
+    fields: columns.map((name) => ({
+      name,
+      tableOid: 0,
+      columnAttr: 0,
+      typeOid: 25,
+      typeSize: -1,
+      typeModifier: -1,
+      format: 0,
+    })),
+  });
+}
+
+function warning(code: PgError["code"], message: string): PgError {
+  return new PgError({ code, message, severity: "WARNING" });
+}

@@ -1,0 +1,181 @@
+import {
+  decodeQuery,
+  encodeQuery,
+  type Frame,
+  isProtocolFault,
+  Messages,
+  PgError,
+  protocolViolation,
+} from "@geo/proto";
+import type { Analysis } from "@geo/sql";
+import { refuseBatchWritesAcrossRegions } from "../errors/catalog.js";
+import type { Route } from "../routing/router.js";
+import type { Session, StatementMode } from "./session.js";
+import { Transaction } from "./transaction.js";
+
+const FINAL: StatementMode = { extended: false, final: true };
+const IN_BATCH: StatementMode = { extended: false, final: false };
+
+/**
+ * A simple Query. One statement is routed as is. Several that all go to one region are sent there
+ * as one string, so PostgreSQL itself gives the string its implicit-transaction semantics. Several
+ * that span regions run one at a time, inside one implicit block the proxy opens in each region
+ * touched and commits at the end (or rolls back at the first error), as PostgreSQL would.
+ */
+export async function runSimpleQuery(session: Session, frame: Frame): Promise<void> {
+  await session.quiesceActive();
+  await session.relay.idle();
+  const query = decodeQuery(frame.payload);
+  if (isProtocolFault(query)) {
+    session.fatal(protocolViolation(query));
+    return;
+  }
+  const router = session.runtime.router;
+  const analyses = router.analyzeBatch(query.sql);
+  if (analyses instanceof PgError) {
+    session.fail(analyses, FINAL);
+    return;
+  }
+  if (analyses.length === 0) {
+    session.relay.local({ bytes: Messages.emptyQueryResponse });
+    session.relay.local({ bytes: () => session.readyForQuery() });
+    return;
+  }
+  if (analyses.length === 1) {
+    await runStatement(session, analyses[0]!, FINAL, frame.bytes);
+    return;
+  }
+  await runBatch(session, analyses, frame.bytes);
+}
+
+/** Runs one statement of a simple Query; resolves once its answer has been sent. */
+export async function runStatement(
+  session: Session,
+  analysis: Analysis,
+  mode: StatementMode,
+  queryBytes: Buffer | null,
+): Promise<void> {
+  if (session.refuseInFailedBlock(analysis, mode)) return;
+  const route = session.runtime.router.route(analysis);
+  if (route.kind === "local") {
+    switch (route.what) {
+      case "transaction":
+        await session.runTransactionControl(analysis, mode);
+        return;
+      case "session":
+        await session.runSessionStatement(analysis, mode, analysis.text);
+        return;
+      case "console":
+        session.runConsole(analysis, mode, true);
+        return;
+      case "empty":
+        session.relay.local({ bytes: Messages.emptyQueryResponse });
+        if (mode.final) session.relay.local({ bytes: () => session.readyForQuery() });
+        return;
+    }
+  }
+  await forward(session, [analysis], route, mode, queryBytes ?? encodeQuery({ sql: analysis.text }));
+}
+
+async function forward(
+  session: Session,
+  analyses: readonly Analysis[],
+  route: Route,
+  mode: StatementMode,
+  bytes: Buffer,
+): Promise<void> {
+  const leg = await session.runRouted(analyses[0]!, route, mode, (l) => {
+    session.relay.expect({
+      leg: l,
+      kind: "query",
+      mode: "relay",
+      dropReadyForQuery: !mode.final,
+      done: (unit, status) => {
+        if (!unit.failed) session.recordEffects(l, analyses);
+        session.afterReady(l, status);
+      },
+    });
+    l.write(bytes);
+  });
+  if (leg !== null) await session.relay.idle();
+}
+
+async function runBatch(session: Session, analyses: readonly Analysis[], bytes: Buffer): Promise<void> {
+  const router = session.runtime.router;
+  const routes = analyses.map((analysis) => router.route(analysis));
+  const writeRegions = new Set<string>();
+  if (session.txn?.writeRegion != null) writeRegions.add(session.txn.writeRegion);
+  for (const route of routes) if (route.kind === "region" && !route.readOnly) writeRegions.add(route.region);
+  if (writeRegions.size > 1) {
+    session.fail(refuseBatchWritesAcrossRegions([...writeRegions].sort()), FINAL);
+    return;
+  }
+  const region = singleRegion(session, routes);
+  if (region !== null) {
+    const readOnly = routes.every((route) => route.kind !== "region" || route.readOnly);
+    await forward(session, analyses, { kind: "region", region, readOnly, anywhere: false }, FINAL, bytes);
+    return;
+  }
+  const relay = session.relay;
+  if (session.txn === null) session.txn = new Transaction("BEGIN", true, session.settings.snapshot());
+  let failed = false;
+  for (let i = 0; i < analyses.length; i++) {
+    const before = relay.errorsSent;
+    await runStatement(session, analyses[i]!, IN_BATCH, null);
+    await relay.idle();
+    if (relay.errorsSent > before) {
+      failed = true;
+      break;
+    }
+    if (session.txn === null && i < analyses.length - 1) {
+      session.txn = new Transaction("BEGIN", true, session.settings.snapshot());
+    }
+  }
+  const txn = session.txn;
+  if (txn?.implicit === true) await finishImplicit(session, txn, !failed);
+  relay.local({ bytes: () => session.readyForQuery() });
+}
+
+/** The region every statement of the string goes to, or null when they span regions. */
+function singleRegion(session: Session, routes: readonly Route[]): string | null {
+  if (session.status() === "E") return null;
+  let region: string | null = null;
+  for (const route of routes) {
+    if (route.kind === "region") {
+      if (route.anywhere) continue;
+      if (region === null) region = route.region;
+      else if (region !== route.region) return null;
+    } else if (route.kind !== "local" || (route.what !== "session" && route.what !== "transaction")) {
+      return null;
+    }
+  }
+  const chosen =
+    region ??
+    session.txn?.primaryLeg()?.region ??
+    session.pinnedLeg?.region ??
+    session.runtime.router.topology.home.id;
+  const txn = session.txn;
+  if (txn !== null) for (const held of txn.legs.keys()) if (held !== chosen) return null;
+  return chosen;
+}
+
+/** Ends the implicit block of a string that spanned regions: commit, or roll back after an error. */
+async function finishImplicit(session: Session, txn: Transaction, commit: boolean): Promise<void> {
+  const legs = [...txn.legs.values()];
+  const primary = txn.primaryLeg();
+  for (const leg of legs) {
+    if (leg === primary) continue;
+    session.runOnLeg(leg, commit ? "COMMIT" : "ROLLBACK", "quiet", false);
+  }
+  let committed = commit;
+  if (primary !== undefined) {
+    session.runOnLeg(primary, commit ? "COMMIT" : "ROLLBACK", "quiet", false, (unit) => {
+      if (unit.failed) committed = false;
+    });
+  }
+  await session.relay.idle();
+  session.txn = null;
+  if (!committed) session.settings.restore(txn.settingsBefore);
+  else if (txn.settingsLeg !== null) session.settings.markApplied(txn.settingsLeg.connection.appliedSettings);
+  for (const leg of legs) session.releaseLeg(leg);
+}

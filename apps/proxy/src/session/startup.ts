@@ -1,0 +1,71 @@
+import {
+  encodeAuthentication,
+  encodeBackendKeyData,
+  encodeNegotiateProtocolVersion,
+  encodeParameterStatus,
+  type PgError,
+  protocolMajor,
+  protocolMinor,
+  type StartupMessage,
+} from "@geo/proto";
+import { missingUser, unsupportedProtocol } from "../errors/catalog.js";
+
+/** The protocol minor version geoproxy speaks: 3.0. */
+export const SUPPORTED_MINOR = 0;
+
+/**
+ * The ParameterStatus names a PostgreSQL 15 server reports to its clients (GUC_REPORT), in the
+ * order it sends them.
+ */
+export const REPORTED_PARAMETERS = [
+  "application_name",
+  "client_encoding",
+  "DateStyle",
+  "default_transaction_read_only",
+  "in_hot_standby",
+  "integer_datetimes",
+  "IntervalStyle",
+  "is_superuser",
+  "server_encoding",
+  "server_version",
+  "session_authorization",
+  "standard_conforming_strings",
+  "TimeZone",
+] as const;
+
+export type StartupCheck =
+  | { readonly ok: true; readonly user: string; readonly database: string; readonly negotiate: Buffer | null }
+  | { readonly ok: false; readonly error: PgError };
+
+/**
+ * Checks a StartupMessage: protocol 3 (a newer minor version or `_pq_.` options are answered with
+ * NegotiateProtocolVersion, as PostgreSQL does, and the session continues in 3.0), and a user.
+ */
+export function checkStartup(message: StartupMessage): StartupCheck {
+  const major = protocolMajor(message.protocolVersion);
+  const minor = protocolMinor(message.protocolVersion);
+  if (major !== 3) return { ok: false, error: unsupportedProtocol(major, minor) };
+  const user = message.parameters["user"];
+  if (user === undefined || user === "") return { ok: false, error: missingUser() };
+  const database = message.parameters["database"] || user;
+  const unknownOptions = Object.keys(message.parameters).filter((name) => name.startsWith("_pq_."));
+  const negotiate =
+    minor > SUPPORTED_MINOR || unknownOptions.length > 0
+      ? encodeNegotiateProtocolVersion({ newestMinor: SUPPORTED_MINOR, unrecognizedOptions: unknownOptions })
+      : null;
+  return { ok: true, user, database, negotiate };
+}
+
+/** AuthenticationOk, every reported parameter, BackendKeyData: what follows a successful login. */
+export function loginReply(
+  parameters: ReadonlyMap<string, string>,
+  key: { processId: number; secretKey: Buffer },
+): Buffer {
+  const parts: Buffer[] = [encodeAuthentication({ type: "AuthenticationOk" })];
+  for (const name of REPORTED_PARAMETERS) {
+    const value = parameters.get(name);
+    if (value !== undefined) parts.push(encodeParameterStatus({ name, value }));
+  }
+  parts.push(encodeBackendKeyData(key));
+  return Buffer.concat(parts);
+}

@@ -1,0 +1,61 @@
+import type { TransactionStatus } from "@geo/proto";
+import type { Leg } from "../executor/leg.js";
+import type { SessionSettings } from "./session-settings.js";
+
+/**
+ * A transaction block as the client sees it, spread over at most one connection per region. It
+ * is opened by the proxy on a region's connection only when a statement first goes there, by
+ * replaying the client's BEGIN and the savepoints still open. At most one region may be written
+ * (until two-phase commit arrives); reads elsewhere run in their own transaction on their own
+ * connection and end with it.
+ */
+export class Transaction {
+  readonly legs = new Map<string, Leg>();
+  writeRegion: string | null = null;
+  /** Failed by the proxy itself (a refused statement): everything but ROLLBACK gets 25P02. */
+  failed = false;
+  /** SAVEPOINT statements still open, oldest first, with their names. */
+  readonly savepoints: { name: string; sql: string }[] = [];
+  /** The leg where the client's own SET/RESET ran inside this block: its settings are uncertain after a rollback. */
+  settingsLeg: Leg | null = null;
+
+  constructor(
+    /** The client's BEGIN, replayed on each region's connection. */
+    readonly beginSql: string,
+    /** A simple-query string's implicit block: ends with the string. */
+    public implicit: boolean,
+    /** The session's settings at BEGIN, restored on rollback. */
+    readonly settingsBefore: SessionSettings,
+  ) {}
+
+  get status(): TransactionStatus {
+    if (this.failed) return "E";
+    for (const leg of this.legs.values()) if (leg.connection.txStatus === "E") return "E";
+    return "T";
+  }
+
+  /** The leg whose answer the client sees for statements run on every leg (COMMIT, SAVEPOINT). */
+  primaryLeg(): Leg | undefined {
+    if (this.writeRegion !== null) return this.legs.get(this.writeRegion);
+    return this.legs.values().next().value;
+  }
+
+  /** The statements that open this block on a new connection. */
+  openingSql(): string {
+    return [this.beginSql, ...this.savepoints.map((savepoint) => savepoint.sql)].join("; ");
+  }
+
+  savepoint(name: string, sql: string): void {
+    this.savepoints.push({ name, sql });
+  }
+
+  /** RELEASE drops the savepoint and every later one; ROLLBACK TO keeps it. */
+  unwindTo(name: string, keep: boolean): void {
+    for (let i = this.savepoints.length - 1; i >= 0; i--) {
+      if (this.savepoints[i]!.name === name) {
+        this.savepoints.splice(keep ? i + 1 : i);
+        return;
+      }
+    }
+  }
+}
