@@ -137,6 +137,14 @@ function hasNonArithmeticOpChar(text: string, start: number, end: number): boole
   return false;
 }
 
+/** Is the next token `::` or `[` (which bind tighter than a unary minus)? */
+function bindsTighterThanMinus(text: string, from: number): boolean {
+  let i = from;
+  while (i < text.length && isSpace(text.charCodeAt(i))) i++;
+  const c = text.charCodeAt(i);
+  return c === 91 || (c === 58 && text.charCodeAt(i + 1) === 58);
+}
+
 /** End of a '...' body starting after the opening quote; -1 when unterminated. `''` is a quote. */
 function endOfQuoted(text: string, from: number, quote: number, backslashEscapes: boolean): number {
   const n = text.length;
@@ -427,7 +435,8 @@ export function lex(text: string): Lexed {
         (j - 1 === i ? prev !== Prev.Other : !hasNonArithmeticOpChar(text, i, j - 1));
       if (unaryMinus) {
         const num = scanNumber(text, j);
-        if (num.liftable) {
+        // `::` and `[` bind tighter than unary minus: -1::int8 is -(1::int8), not a constant.
+        if (num.liftable && !bindsTighterThanMinus(text, num.end)) {
           const written = text.slice(j, num.end);
           lift(
             j - 1,

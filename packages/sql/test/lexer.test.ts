@@ -19,6 +19,16 @@ describe("the cache-key lexer", () => {
     expect(lex("SELECT a - 1 FROM t").shapeKey).toContain("a - ");
   });
 
+  it("does not fold a minus into a literal that a cast or subscript binds first", () => {
+    expect(lex("SELECT -1::int8").shapeKey).toBe("SELECT -\u0000i::int8");
+    expect(lex("SELECT -1 ::int8").literals).toEqual([{ kind: "integer", text: "1" }]);
+    expect(lex("SELECT -1[1]").literals).toEqual([
+      { kind: "integer", text: "1" },
+      { kind: "integer", text: "1" },
+    ]);
+    expect(lex("SELECT 1::int8").literals).toEqual([{ kind: "integer", text: "1" }]);
+  });
+
   it("normalises numbers as PostgreSQL's grammar stores them", () => {
     expect(lex("SELECT 007").literals).toEqual([{ kind: "integer", text: "7" }]);
     expect(lex("SELECT 2147483648").literals).toEqual([{ kind: "numeric", text: "2147483648" }]);
