@@ -82,9 +82,22 @@ export class Reader {
       this.fail(FaultReason.unterminatedString, `${field} at offset ${this.pos} has no terminator`);
       return "";
     }
-    const text = this.buf.toString("utf8", this.pos, nul);
+    const text = nul === this.pos ? "" : this.buf.toString("utf8", this.pos, nul);
     this.pos = nul + 1;
     return text;
+  }
+
+  /** Steps over a NUL-terminated string without decoding it; returns where it starts. */
+  skipCString(field = "string"): number {
+    const start = this.pos;
+    if (this.failure !== null) return start;
+    const nul = this.buf.indexOf(0, this.pos);
+    if (nul === -1) {
+      this.fail(FaultReason.unterminatedString, `${field} at offset ${this.pos} has no terminator`);
+      return start;
+    }
+    this.pos = nul + 1;
+    return start;
   }
 
   /** A view of the next n bytes (not a copy). */
@@ -97,6 +110,15 @@ export class Reader {
     const view = this.buf.subarray(this.pos, this.pos + n);
     this.pos += n;
     return view;
+  }
+
+  /** Steps over n bytes without making a view. */
+  skip(n: number, field = "bytes"): void {
+    if (n < 0) {
+      this.fail(FaultReason.invalidValue, `${field} has negative length ${n}`);
+      return;
+    }
+    if (this.has(n, field)) this.pos += n;
   }
 
   /** Int32 length then that many bytes; length -1 means SQL NULL. */

@@ -72,13 +72,11 @@ export function encodeBind(msg: Fields<Bind>): Buffer {
 export class BindView {
   private constructor(
     private readonly payload: Buffer,
-    readonly portal: string,
-    readonly statement: string,
+    private readonly statementAt: number,
     private readonly formatsAt: number,
     private readonly formatCount: number,
-    /** start offset of each parameter value, -1 for NULL; lengths alongside */
-    private readonly starts: Int32Array,
-    private readonly lengths: Int32Array,
+    /** Pairs (start, length) per parameter; start -1 is NULL. Plain numbers: cheaper than typed arrays here. */
+    private readonly spans: number[],
     private readonly resultsAt: number,
     readonly resultFormatCount: number,
   ) {}
@@ -86,28 +84,25 @@ export class BindView {
   /** Indexes a Bind payload, or returns the fault that makes it unreadable. */
   static from(payload: Buffer): BindView | ProtocolFault {
     const r = new Reader(payload, "Bind");
-    const portal = r.cstring("portal name");
-    const statement = r.cstring("statement name");
+    r.skipCString("portal name");
+    const statementAt = r.skipCString("statement name");
     const formatCount = r.u16("parameter format count");
     const formatsAt = r.offset;
-    r.bytes(formatCount * 2, "parameter format codes");
+    r.skip(formatCount * 2, "parameter format codes");
     const count = r.u16("parameter count");
-    const starts = new Int32Array(count);
-    const lengths = new Int32Array(count);
+    const spans: number[] = [];
     for (let i = 0; i < count && r.fault === null; i++) {
       const length = r.i32("parameter length");
       if (length === -1) {
-        starts[i] = -1;
-        lengths[i] = -1;
+        spans.push(-1, -1);
         continue;
       }
-      starts[i] = r.offset;
-      lengths[i] = length;
-      r.bytes(length, "parameter");
+      spans.push(r.offset, length);
+      r.skip(length, "parameter");
     }
     const resultFormatCount = r.u16("result format count");
     const resultsAt = r.offset;
-    r.bytes(resultFormatCount * 2, "result format codes");
+    r.skip(resultFormatCount * 2, "result format codes");
     r.end();
     if (r.fault !== null) return r.fault;
     if (formatCount > 1 && formatCount !== count) {
@@ -126,21 +121,22 @@ export class BindView {
       if (!isFormatCode(code))
         return protocolFault(FaultReason.invalidValue, `Bind: result format code ${code}`);
     }
-    return new BindView(
-      payload,
-      portal,
-      statement,
-      formatsAt,
-      formatCount,
-      starts,
-      lengths,
-      resultsAt,
-      resultFormatCount,
-    );
+    return new BindView(payload, statementAt, formatsAt, formatCount, spans, resultsAt, resultFormatCount);
+  }
+
+  /** The portal name ("" is the unnamed portal), decoded on access. */
+  get portal(): string {
+    return this.statementAt === 1 ? "" : this.payload.toString("utf8", 0, this.statementAt - 1);
+  }
+
+  /** The prepared statement's name ("" is the unnamed statement), decoded on access. */
+  get statement(): string {
+    const end = this.formatsAt - 3;
+    return end === this.statementAt ? "" : this.payload.toString("utf8", this.statementAt, end);
   }
 
   get paramCount(): number {
-    return this.starts.length;
+    return this.spans.length >> 1;
   }
 
   /** The format of parameter i, applying the "none / one for all / one each" rule. */
@@ -151,26 +147,26 @@ export class BindView {
   }
 
   isNull(i: number): boolean {
-    return this.starts[i] === -1;
+    return this.spans[2 * i] === -1;
   }
 
   /** Byte length of parameter i, -1 for NULL. */
   length(i: number): number {
-    return this.lengths[i] ?? -1;
+    return this.spans[2 * i + 1] ?? -1;
   }
 
   /** A view of parameter i's bytes, null for SQL NULL (or an index out of range). */
   value(i: number): Buffer | null {
-    const start = this.starts[i];
+    const start = this.spans[2 * i];
     if (start === undefined || start === -1) return null;
-    return this.payload.subarray(start, start + this.lengths[i]!);
+    return this.payload.subarray(start, start + this.spans[2 * i + 1]!);
   }
 
   /** Parameter i decoded as UTF-8 text, null for SQL NULL. */
   text(i: number): string | null {
-    const start = this.starts[i];
+    const start = this.spans[2 * i];
     if (start === undefined || start === -1) return null;
-    return this.payload.toString("utf8", start, start + this.lengths[i]!);
+    return this.payload.toString("utf8", start, start + this.spans[2 * i + 1]!);
   }
 
   /** The result format requested for column i (same rule as parameters). */
