@@ -134,3 +134,22 @@ describe("startCluster failures", () => {
     }
   });
 });
+
+describe("startCluster with fixed ports", () => {
+  it("starts each server on the port it was given", async () => {
+    const probe = await import("node:net");
+    const free = await new Promise<number>((resolve) => {
+      const server = probe.createServer().listen(0, "127.0.0.1", () => {
+        const address = server.address();
+        server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0));
+      });
+    });
+    await using cluster = await startCluster({ ports: [free] });
+    expect(cluster.servers[0]?.port).toBe(free);
+    expect(await isPortOpen(free)).toBe(true);
+  });
+
+  it("refuses a ports list that does not match the count", async () => {
+    await expect(startCluster({ count: 2, ports: [1] })).rejects.toThrow(/ports names 1 port\(s\) for 2/);
+  });
+});

@@ -44,6 +44,11 @@ export interface StartClusterOptions {
   hba?: string[];
   /** SQL run on each server once it accepts connections (through psql, stops at the first error). */
   initSql?: string;
+  /**
+   * Fixed ports, one per server (a configuration that names its regions' ports, such as the demo's).
+   * A port in use fails the start with the server's own message instead of moving elsewhere.
+   */
+  ports?: readonly number[];
 }
 
 const defaultSettings: Readonly<Record<string, string>> = {
@@ -102,7 +107,12 @@ class ServerStartError extends Error {
   override readonly name = "ServerStartError";
 }
 
-async function startOne(options: StartClusterOptions, bindir: string, psql: string): Promise<RunningServer> {
+async function startOne(
+  options: StartClusterOptions,
+  bindir: string,
+  psql: string,
+  fixedPort: number | undefined,
+): Promise<RunningServer> {
   const asPostgresUser = isRoot();
   const rootDir = await mkdtemp(join(tmpdir(), "geo-pg-"));
   const dataDir = join(rootDir, "data");
@@ -147,15 +157,20 @@ async function startOne(options: StartClusterOptions, bindir: string, psql: stri
     writeFileSync(join(dataDir, "pg_hba.conf"), `${[...(options.hba ?? []), ...defaultHba].join("\n")}\n`);
 
     for (let attempt = 1; ; attempt++) {
-      port = await reserveFreePort();
+      port = fixedPort ?? (await reserveFreePort());
       // A later line wins in postgresql.conf, so a retry just appends the next port.
       appendFileSync(join(dataDir, "postgresql.conf"), `port = ${port}\n`);
       const started = await pgCtlStart(bindir, rootDir, dataDir, logFile);
       if (started.code === 0) break;
       const tail = logTail(logFile);
-      releasePort(port);
+      if (fixedPort === undefined) releasePort(port);
       port = undefined;
-      if (attempt < portCollisionAttempts && tail.includes("Address already in use")) continue;
+      if (
+        fixedPort === undefined &&
+        attempt < portCollisionAttempts &&
+        tail.includes("Address already in use")
+      )
+        continue;
       throw new ServerStartError(
         `pg_ctl start failed (exit ${started.code}) for ${dataDir}:\n${started.output}\n--- server log (tail) ---\n${tail}`,
       );
@@ -267,8 +282,11 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<P
   if (!Number.isInteger(count) || count < 1)
     throw new RangeError(`count must be a positive integer, got ${count}`);
 
+  if (options.ports !== undefined && options.ports.length !== count)
+    throw new RangeError(`ports names ${options.ports.length} port(s) for ${count} server(s)`);
+
   const outcomes = await Promise.allSettled(
-    Array.from({ length: count }, () => startOne(options, bindir, psql)),
+    Array.from({ length: count }, (_, index) => startOne(options, bindir, psql, options.ports?.[index])),
   );
   const running = outcomes.flatMap((outcome) => (outcome.status === "fulfilled" ? [outcome.value] : []));
   const failure = outcomes.find((outcome) => outcome.status === "rejected");
