@@ -22,6 +22,6 @@ export function failureNotes(runs: readonly PgbenchRun[]): string[] {
           "connections in transaction pooling: a statement prepared on one connection is executed on another, " +
           "so this is a limit of the pooler, not of the machine."
         : "";
-    return `${targetLabel(run.target)}, ${w.title}: failed in ${rounds.length} of ${total.get(key)} rounds: ${error}.${known}`;
+    return `${targetLabel(run.target)}, ${w.title}: failed in ${rounds.length} of ${total.get(key)} rounds: ${error.replace(/[.\s]+$/, "")}.${known}`;
   });
 }

@@ -60,11 +60,15 @@ describe("the markdown report", () => {
       target: "pgbouncer",
       workload: "select-prepared-16",
       round,
-      measured: { ok: false, error: 'prepared statement "P_0" does not exist' },
+      measured: {
+        ok: false,
+        error: 'prepared statement "P_0" does not exist; the above results are incomplete.',
+      },
     });
     const notes = failureNotes([failedRun(1), failedRun(2)]);
     expect(notes).toHaveLength(1);
     expect(notes[0]).toContain("failed in 2 of 2 rounds");
     expect(notes[0]).toContain("PgBouncer before 1.21");
+    expect(notes[0]).not.toContain("..");
   });
 });
