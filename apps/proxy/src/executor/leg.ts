@@ -1,5 +1,5 @@
 import type { BackendConnection, Lease } from "@geo/pool";
-import type { PgError } from "@geo/proto";
+import type { Frame, PgError } from "@geo/proto";
 
 /**
  * One backend connection a session holds in one region: for one statement, for a transaction
@@ -20,8 +20,10 @@ export class Leg {
   constructor(
     readonly region: string,
     readonly lease: Lease,
+    onFrame: (leg: Leg, frame: Frame) => void,
     onBroken: (leg: Leg, error: PgError) => void,
   ) {
+    lease.connection.setReceiver({ onFrame: (frame) => onFrame(this, frame) });
     this.unsubscribe = lease.connection.onBroken((error) => {
       this.broken = error;
       onBroken(this, error);

@@ -48,7 +48,7 @@ import { ExtendedQuery } from "./extended-query.js";
 import { SessionPins } from "./session-pins.js";
 import { SessionSettings } from "./session-settings.js";
 import { runSimpleQuery } from "./simple-query.js";
-import { checkStartup, loginReply } from "./startup.js";
+import { checkStartup, loginReply, REPORTED_PARAMETERS } from "./startup.js";
 import { Transaction } from "./transaction.js";
 
 export const SESSION_PHASES = ["startup", "login", "ready", "closed"] as const;
@@ -252,7 +252,8 @@ export class Session {
       case "StartupMessage":
         // Messages pipelined behind the StartupMessage wait in the inbox until the login is answered.
         this.phase = "login";
-        void this.startup(packet).finally(() => this.kick());
+        this.startup(packet);
+        this.kick();
         return;
     }
   }
@@ -265,7 +266,7 @@ export class Session {
     this.socket.end();
   }
 
-  private async startup(message: StartupMessage): Promise<void> {
+  private startup(message: StartupMessage): void {
     const check = checkStartup(message);
     if (!check.ok) {
       this.fatal(check.error);
@@ -279,32 +280,12 @@ export class Session {
     this.database = check.database;
     this.framer.markAuthenticated();
     this.settings = SessionSettings.fromStartup(message.parameters);
+    // The home region's values, with the client's own for the settings it gave: its settings
+    // are replayed (and so checked) on the first connection each statement uses.
     const parameters = new Map(this.runtime.homeParameters);
-    // The client's startup settings are checked by the home region, which also says how it reports them.
-    let lease: Lease | null = null;
-    try {
-      lease = await this.runtime.pools.acquire(this.runtime.router.topology.home.id, this.user);
-      const replay = this.settings.replayFor(lease.connection.appliedSettings);
-      if (replay !== null) {
-        await lease.connection.simpleQuery(replay);
-        this.settings.markApplied(lease.connection.appliedSettings);
-      }
-      for (const [name, value] of lease.connection.parameters) parameters.set(name, value);
-      lease.release();
-    } catch (error) {
-      lease?.release();
-      const pgError =
-        error instanceof PgError
-          ? new PgError({
-              code: error.code,
-              message: error.message,
-              severity: "FATAL",
-              ...(error.hint === undefined ? {} : { hint: error.hint }),
-            })
-          : internalError(error);
-      this.log.info({ err: pgError.message }, "login refused");
-      this.fatal(pgError);
-      return;
+    for (const name of REPORTED_PARAMETERS) {
+      const value = message.parameters[name];
+      if (value !== undefined) parameters.set(name, value);
     }
     if (this.phase === "closed") return;
     this.key = this.runtime.cancels.register(this);
@@ -349,7 +330,12 @@ export class Session {
       } catch (error) {
         return error instanceof PgError ? error : internalError(error);
       }
-      leg = new Leg(region, lease, (broken, error) => this.onLegBroken(broken, error));
+      leg = new Leg(
+        region,
+        lease,
+        (from, frame) => this.relay.onFrame(from, frame),
+        (broken, error) => this.onLegBroken(broken, error),
+      );
       this.replaySettings(leg);
     }
     if (txn !== null) {
