@@ -354,11 +354,31 @@ describe("planner rules", () => {
       kind: "distributed-write",
       regions: ["eu-west", "us-east"],
       statements: [
-        { region: "eu-west", sql: "INSERT rows 0,2" },
-        { region: "us-east", sql: "INSERT rows 1" },
+        { region: "eu-west", sql: "INSERT rows 0,2", rows: [0, 2] },
+        { region: "us-east", sql: "INSERT rows 1", rows: [1] },
       ],
       commit: "two-phase",
     });
+  });
+
+  it("rebuilds a region's INSERT only when its text is first read", () => {
+    let splits = 0;
+    const built = analysis({
+      kind: "insert",
+      tables: [{ name: "users", access: "write" }],
+      insert: { table: 0, rowKeys: [lit("alice"), lit("bob")] },
+    });
+    const counting = {
+      ...built,
+      insert: { ...built.insert!, split: (rows: readonly number[]) => `${++splits}:${rows}` },
+    };
+    const decided = plan(counting, context);
+    expect(splits).toBe(0);
+    expect(
+      decided.kind === "distributed-write" && decided.statements.map((statement) => statement.sql),
+    ).toEqual(["1:0", "2:1"]);
+    expect(decided.kind === "distributed-write" && decided.statements[0]!.sql).toBe("1:0");
+    expect(splits).toBe(2);
   });
 
   it("sends an INSERT whose rows share a region there whole", () => {

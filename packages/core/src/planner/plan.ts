@@ -10,7 +10,13 @@ export type AccessMode = (typeof ACCESS_MODES)[number];
 
 export interface RegionStatement {
   readonly region: RegionId;
+  /**
+   * What the region runs. For a split INSERT it is rebuilt from the parse tree on first read
+   * (then kept): the decision itself costs no deparse, the executor and explain pay it once.
+   */
   readonly sql: string;
+  /** For a split INSERT: the 0-based VALUES rows this region receives, in order (RETURNING comes back in it). */
+  readonly rows?: readonly number[];
 }
 
 /** The whole statement in one region, relayed as the backend answers. */

@@ -427,7 +427,8 @@ class Planning {
       insertRows.forEach((mask, row) => {
         if ((mask & bit) !== 0) rows.push(row);
       });
-      return { region, sql: rows.length === insertRows.length ? analysis.text : insert.split(rows) };
+      if (rows.length === insertRows.length) return { region, sql: analysis.text, rows };
+      return splitStatement(region, rows, insert.split.bind(insert));
     });
   }
 
@@ -601,6 +602,22 @@ function separateSetOperands(blocks: Analysis["blocks"], left: number, right: nu
   const rightChild = rightPath[depth];
   if (leftChild === undefined || rightChild === undefined) return false;
   return blocks[leftChild]?.role === "set-operand" && blocks[rightChild]?.role === "set-operand";
+}
+
+function splitStatement(
+  region: RegionId,
+  rows: readonly number[],
+  split: (rows: readonly number[]) => string,
+): RegionStatement {
+  let sql: string | undefined;
+  return {
+    region,
+    rows,
+    get sql(): string {
+      sql ??= split(rows);
+      return sql;
+    },
+  };
 }
 
 function refused(refusal: Refusal): Plan {
