@@ -1,6 +1,8 @@
 /** Configuration, topology, placement, key directory, hash, planner, explain. */
 export { DEFAULTS, KEY_TYPES, PLACEMENTS, RESIDENCIES } from "./config/defaults.js";
 export { loadConfig } from "./config/load-config.js";
+export type { Routing } from "./config/load-routing.js";
+export { loadRouting } from "./config/load-routing.js";
 export { parseConfig } from "./config/parse-config.js";
 export type {
   AdminConfig,

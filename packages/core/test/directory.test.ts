@@ -6,6 +6,7 @@ import {
   hashTextExtended,
   loadConfig,
   loadDirectoryTsv,
+  loadRouting,
   MemoryDirectory,
   parseConfig,
   parseDirectoryTsv,
@@ -69,6 +70,13 @@ describe("directory", () => {
     expect(directory.lookup("chandra")).toBe("ap-south");
     expect(directory.lookup("nobody")).toBeUndefined();
     expect(directory.size).toBe(10);
+  });
+
+  it("loads a topology file and a directory together, or no directory at all", () => {
+    const routing = loadRouting(`${examples}topology.toml`, `${examples}keys.tsv`);
+    expect(routing.topology.home.id).toBe("eu-west");
+    expect(routing.directory.lookup("hiro")).toBe("ap-south");
+    expect(loadRouting(`${examples}geoproxy.toml`).directory.size).toBe(0);
   });
 
   it("keeps everything before the tab as the key, spaces included, and skips comments", () => {

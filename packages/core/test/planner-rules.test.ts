@@ -1,6 +1,16 @@
+import type { KeyValue } from "@geo/sql";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MemoryDirectory, type Plan, parseConfig, placeKey, plan, shardFor, Topology } from "../src/index.js";
+import {
+  MemoryDirectory,
+  type Plan,
+  parseConfig,
+  parseDirectoryTsv,
+  placeKey,
+  plan,
+  shardFor,
+  Topology,
+} from "../src/index.js";
 import { analysis, any, concat, gatherOf, keys, lit, param } from "./analysis-fixture.js";
 
 const TOPOLOGY_TOML = `
@@ -630,6 +640,30 @@ primary = { host = "eu2" }
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe("integer keys", () => {
+  const integerTopology = Topology.fromConfig(
+    parseConfig(`${TOPOLOGY_TOML}\n[routing]\nkey_type = "integer"\n`),
+  );
+  const integerDirectory = parseDirectoryTsv(
+    "007\tus-east\n-12\tap-south\n",
+    integerTopology,
+    "keys.tsv",
+    "integer",
+  );
+
+  it("match the directory whatever their spelling, as PostgreSQL compares them", () => {
+    const read = (values: KeyValue[]) =>
+      plan(analysis({ tables: [{ name: "users", key: { kind: "values", values } }] }), {
+        topology: integerTopology,
+        directory: integerDirectory,
+      });
+    expect(read([{ kind: "literal", type: "integer", text: "7" }])).toMatchObject({ region: "us-east" });
+    expect(read([{ kind: "literal", type: "string", text: "+0007" }])).toMatchObject({ region: "us-east" });
+    expect(read([{ kind: "literal", type: "integer", text: "-12" }])).toMatchObject({ region: "ap-south" });
+    expect(read([{ kind: "literal", type: "numeric", text: "7.5" }]).kind).toBe("scatter");
   });
 });
 
