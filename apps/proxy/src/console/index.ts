@@ -1,46 +1,80 @@
-import type { PgError } from "@geo/proto";
-import { consoleCommandUnavailable } from "../errors/catalog.js";
+import { type ConsoleCommand, type ConsoleCommandName, SqlAnalysisError } from "@geo/sql";
+import type { ConsoleHandler, ConsoleResult } from "./console-command.js";
+import { consoleCommandNotAvailable, notAConsoleCommand } from "./console-errors.js";
 import type { ConsoleContext } from "./context.js";
+import { route } from "./route.js";
+import { showPlacement } from "./show-placement.js";
+import { showPools } from "./show-pools.js";
+import { showRegions } from "./show-regions.js";
+import { whereIs } from "./where-is.js";
 
+export type { ConsoleHandler, ConsoleResult, ConsoleRows } from "./console-command.js";
 export type { ConsoleContext, RegionPoolStats } from "./context.js";
 
-/** A console command's answer: a result set of text columns and its command tag. */
-export interface ConsoleRows {
-  readonly columns: readonly string[];
-  readonly rows: readonly (readonly (string | null)[])[];
-  readonly tag: string;
-}
-
-export type ConsoleResult = ConsoleRows | PgError;
-
-/**
- * Answers one console command (SHOW REGIONS, SHOW PLACEMENT, SHOW POOLS, WHERE IS, ROUTE, ...),
- * given its text as the client sent it. The session encodes the answer as RowDescription (text
- * columns) + DataRows + CommandComplete, or sends the error.
- *
- * This is the hand-off point for the console: the session calls only this function.
- */
-export function runConsoleCommand(text: string, ctx: ConsoleContext): ConsoleResult {
-  const command = ctx.analyzer.analyze(text).console;
-  switch (command?.command) {
+/** The handler of each command the analyzer recognises; undefined for those not built yet. */
+function handlerFor(command: ConsoleCommandName): ConsoleHandler | undefined {
+  switch (command) {
     case "show-regions":
-      return showRegions(ctx);
+      return showRegions;
+    case "show-placement":
+      return showPlacement;
+    case "show-pools":
+      return showPools;
+    case "where-is":
+      return whereIs;
+    case "route":
+      return route;
+    case "show-directory":
+    case "show-in-doubt":
+    case "show-health":
+    case "show-alerts":
+    case "show-peers":
+    case "relocate":
+    case "rebalance":
+    case "drain":
+    case "undrain":
+      return undefined;
     default:
-      return consoleCommandUnavailable(command?.command ?? text.trim());
+      return assertNever(command);
   }
 }
 
-function showRegions(ctx: ConsoleContext): ConsoleRows {
-  const endpoint = (e: { readonly host: string; readonly port: number }): string => `${e.host}:${e.port}`;
-  const rows = ctx.topology.regionIds.map((id) => {
-    const region = ctx.topology.region(id)!;
-    return [
-      id,
-      region.location,
-      region.home ? "yes" : "no",
-      endpoint(region.primary),
-      region.replicas.map(endpoint).join(", "),
-    ];
-  });
-  return { columns: ["region", "location", "home", "primary", "replicas"], rows, tag: `SHOW ${rows.length}` };
+function assertNever(value: never): never {
+  throw new TypeError(`unhandled console command ${String(value)}`);
+}
+
+function readCommand(text: string, ctx: ConsoleContext): ConsoleCommand | undefined {
+  try {
+    return ctx.analyzer.analyze(text).console;
+  } catch (error) {
+    if (error instanceof SqlAnalysisError) return undefined;
+    throw error;
+  }
+}
+
+/** How every available command is written, in the order the help lists them. */
+export const CONSOLE_SYNTAX: readonly string[] = [showRegions, showPlacement, showPools, whereIs, route].map(
+  (handler) => handler.syntax,
+);
+
+/**
+ * Answers one console command (SHOW REGIONS, SHOW PLACEMENT, SHOW POOLS, WHERE IS, ROUTE), given
+ * its text as the client sent it. The session encodes the answer as RowDescription (text
+ * columns) + DataRows + CommandComplete, or sends the error; nothing here touches a region.
+ *
+ * This is the hand-off point for the console: the session calls only this function.
+ *
+ * @example
+ * ```ts
+ * const result = runConsoleCommand("WHERE IS users alice", ctx);
+ * // { columns: ["table", "key", "region", "state"], rows: [["users", "alice", "eu-west", "resident"]], tag: "SELECT 1" }
+ * ```
+ */
+export function runConsoleCommand(text: string, ctx: ConsoleContext): ConsoleResult {
+  const command = readCommand(text, ctx);
+  if (command === undefined) return notAConsoleCommand(text.trim(), CONSOLE_SYNTAX);
+  const handler = handlerFor(command.command);
+  if (handler === undefined)
+    return consoleCommandNotAvailable(command.command.toUpperCase().replaceAll("-", " "), CONSOLE_SYNTAX);
+  return handler.run(command.argument, ctx);
 }
