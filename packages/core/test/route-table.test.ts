@@ -229,6 +229,23 @@ const ROWS: Row[] = [
     "SELECT * FROM currencies WHERE code IN (SELECT currency FROM orders WHERE tenant_id = 'bob')",
     "one us-east ro",
   ],
+  // Outer joins: a nullable side's constraint never narrows the preserved side.
+  [
+    "SELECT * FROM users u LEFT JOIN orders o ON o.tenant_id = u.tenant_id AND o.tenant_id = 'bob' WHERE u.tenant_id = 'hiro'",
+    "one ap-south ro",
+  ],
+  [
+    "SELECT * FROM users u LEFT JOIN orders o ON o.tenant_id = u.tenant_id WHERE o.tenant_id = 'bob'",
+    ["one us-east ro", `scatter ${ALL}`],
+  ],
+  [
+    "SELECT * FROM users u FULL JOIN orders o ON o.tenant_id = u.tenant_id WHERE u.tenant_id = 'hiro'",
+    ["one ap-south ro", `scatter ${ALL}`],
+  ],
+  [
+    "SELECT * FROM users u RIGHT JOIN orders o ON o.tenant_id = u.tenant_id WHERE o.tenant_id = 'chandra'",
+    ["one ap-south ro", `scatter ${ALL}`],
+  ],
   // Locking and functions that write
   ["SELECT * FROM users WHERE tenant_id = 'bob' FOR UPDATE", "one us-east rw"],
   ["SELECT * FROM users FOR UPDATE", "refused uncombinable"],
