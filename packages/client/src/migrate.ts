@@ -85,6 +85,8 @@ export async function migrate(
   // violation), so even the tracking table is created under the lock.
   await sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(${lockClass}::int4, ${key}::int4)`;
+    // Quiets the "already exists, skipping" NOTICE that every run after the first would print.
+    await tx`set local client_min_messages = warning`;
     await tx`create table if not exists ${tx(table)} (id text primary key, applied_at timestamptz not null default now())`;
   });
   const recorded = new Set((await sql<{ id: string }[]>`select id from ${sql(table)}`).map((row) => row.id));
