@@ -1,0 +1,465 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type {
+  Alert,
+  CacheStatus,
+  LatencySummary,
+  PoolStatus,
+  RegionStatus,
+  TrafficCounts,
+} from "../source/admin-source.js";
+import {
+  PLAN_KINDS,
+  type PlanKind,
+  READ_FINISHES,
+  type ReadFinish,
+  TRANSACTION_OUTCOMES,
+  type TransactionOutcome,
+} from "../source/kinds.js";
+import { LatencyWindow } from "./latency-window.js";
+
+/** Upper bounds of the latency histogram, in seconds: a local round trip to a cross-ocean commit. */
+export const DEFAULT_LATENCY_BUCKETS: readonly number[] = [
+  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+];
+
+/** Read at scrape time, never on a statement's path. Each is optional; a missing one leaves its series empty. */
+export interface MetricCollectors {
+  /** The analysis cache's cumulative hits and misses, and its size. */
+  readonly cache?: () => CacheStatus;
+  /** Occupancy of every backend pool. */
+  readonly pools?: () => readonly PoolStatus[];
+  /** Every region's endpoints with health and lag (the same list the snapshot carries). */
+  readonly regions?: () => readonly RegionStatus[];
+  /** Alerts true now. */
+  readonly alerts?: () => readonly Alert[];
+}
+
+export interface ProxyMetricsOptions {
+  /** `[server] node`; the `node` label of `geoproxy_info`. */
+  readonly node: string;
+  readonly homeRegion: string;
+  /** Every region id of the topology; their series exist (at zero) from the start. */
+  readonly regions: readonly string[];
+  /** Histogram bucket upper bounds in seconds. */
+  readonly buckets?: readonly number[];
+  /** Recent statements kept per plan kind for the dashboard's percentiles (default 512). */
+  readonly latencyWindow?: number;
+  /** Node.js process metrics (`process_*`, `nodejs_*`) in the same registry (default true). */
+  readonly processMetrics?: boolean;
+  readonly collectors?: MetricCollectors;
+}
+
+const SQLSTATE_SHAPE = /^[0-9A-Z]{5}$/;
+/** Distinct label values kept for open-ended labels; past it values fold into `other`. */
+const MAX_OPEN_LABEL_VALUES = 512;
+const PERCENTILE_RANKS = [50, 95, 99] as const;
+
+type CounterChild = ReturnType<Counter<string>["labels"]>;
+type HistogramChild = ReturnType<Histogram<string>["labels"]>;
+type CollectorName = keyof MetricCollectors;
+
+/**
+ * Every figure the proxy exports, in a registry of its own (never prom-client's global one, so two
+ * proxies in one process, or tests, never share series).
+ *
+ * The methods are meant for the statement path: each is a few additions on children created
+ * up front, with no allocation for known label values. Pools, health, alerts and the cache are
+ * pulled through {@link MetricCollectors} at scrape time instead.
+ *
+ * @example
+ * ```ts
+ * const metrics = new ProxyMetrics({ node: "eu-1", homeRegion: "eu-west", regions: ["eu-west", "us-east"] });
+ * metrics.observeStatement("one_region", 0.0012);
+ * metrics.countRegions(["eu-west"]);
+ * const text = await metrics.render(); // Prometheus text format
+ * ```
+ */
+export class ProxyMetrics {
+  readonly registry: Registry;
+  readonly homeRegion: string;
+
+  #collectors: MetricCollectors;
+  readonly #durationByPlan: Record<PlanKind, HistogramChild>;
+  readonly #windowByPlan: Record<PlanKind, LatencyWindow>;
+  readonly #countByPlan: Record<PlanKind, number>;
+  readonly #errors: Counter<"sqlstate">;
+  readonly #errorChildren = new Map<string, { child: CounterChild; count: number }>();
+  readonly #regionStatements: Counter<"region">;
+  readonly #regionChildren = new Map<string, { child: CounterChild; count: number }>();
+  readonly #leftHome: Counter<string>;
+  #leftHomeCount = 0;
+  readonly #readChildren: Record<ReadFinish, CounterChild>;
+  readonly #readCounts: Record<ReadFinish, number>;
+  readonly #transactionChildren: Record<TransactionOutcome, CounterChild>;
+  readonly #transactionCounts: Record<TransactionOutcome, number>;
+  readonly #clients: Gauge<string>;
+  #clientCount = 0;
+  readonly #collectFailures: Counter<"collector">;
+
+  constructor(options: ProxyMetricsOptions) {
+    this.registry = new Registry();
+    this.homeRegion = options.homeRegion;
+    this.#collectors = options.collectors ?? {};
+    const registers = [this.registry];
+    const windowSize = options.latencyWindow ?? 512;
+
+    const info = new Gauge({
+      name: "geoproxy_info",
+      help: "Always 1; labels name this proxy and its home region.",
+      labelNames: ["node", "home_region"] as const,
+      registers,
+    });
+    info.labels(options.node, options.homeRegion).set(1);
+
+    const duration = new Histogram({
+      name: "geoproxy_statement_duration_seconds",
+      help: "Time from a statement's arrival to its last reply byte, by plan kind.",
+      labelNames: ["plan"] as const,
+      buckets: [...(options.buckets ?? DEFAULT_LATENCY_BUCKETS)],
+      registers,
+    });
+    this.#durationByPlan = byKey(PLAN_KINDS, (plan) => duration.labels(plan));
+    this.#windowByPlan = byKey(PLAN_KINDS, () => new LatencyWindow(windowSize));
+    this.#countByPlan = byKey(PLAN_KINDS, () => 0);
+
+    this.#errors = new Counter({
+      name: "geoproxy_errors_total",
+      help: "Errors sent to clients, by SQLSTATE.",
+      labelNames: ["sqlstate"] as const,
+      registers,
+    });
+
+    this.#regionStatements = new Counter({
+      name: "geoproxy_region_statements_total",
+      help: "Statements sent to each region; a statement over several regions counts once in each.",
+      labelNames: ["region"] as const,
+      registers,
+    });
+    for (const region of options.regions) this.#regionEntry(region);
+
+    this.#leftHome = new Counter({
+      name: "geoproxy_statements_left_home_total",
+      help: "Statements that ran in at least one region other than the home region.",
+      registers,
+    });
+    this.#leftHome.inc(0);
+
+    const reads = new Counter({
+      name: "geoproxy_multi_region_reads_total",
+      help: "Reads over several regions, by how their answer was finished.",
+      labelNames: ["finish"] as const,
+      registers,
+    });
+    this.#readChildren = byKey(READ_FINISHES, (finish) => withZero(reads.labels(finish)));
+    this.#readCounts = byKey(READ_FINISHES, () => 0);
+
+    const transactions = new Counter({
+      name: "geoproxy_transactions_total",
+      help: "Transactions by how they ended; in_doubt: decided but not yet acknowledged everywhere.",
+      labelNames: ["outcome"] as const,
+      registers,
+    });
+    this.#transactionChildren = byKey(TRANSACTION_OUTCOMES, (outcome) =>
+      withZero(transactions.labels(outcome)),
+    );
+    this.#transactionCounts = byKey(TRANSACTION_OUTCOMES, () => 0);
+
+    this.#clients = new Gauge({ name: "geoproxy_clients", help: "Client connections open now.", registers });
+    this.#clients.set(0);
+
+    this.#collectFailures = new Counter({
+      name: "geoproxy_metric_collect_failures_total",
+      help: "Scrapes at which a collector threw; its series were left out of that scrape.",
+      labelNames: ["collector"] as const,
+      registers,
+    });
+
+    this.#defineCollected(registers);
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Replaces the scrape-time collectors (for a proxy that creates its pools after its metrics). */
+  setCollectors(collectors: MetricCollectors): void {
+    this.#collectors = collectors;
+  }
+
+  /** One statement answered (or refused) after `seconds`. */
+  observeStatement(plan: PlanKind, seconds: number): void {
+    this.#durationByPlan[plan].observe(seconds);
+    this.#windowByPlan[plan].add(seconds);
+    this.#countByPlan[plan] += 1;
+  }
+
+  /** The regions one statement ran in. Counts each, and once more if any is not the home region. */
+  countRegions(regions: readonly string[]): void {
+    let leftHome = false;
+    for (const region of regions) {
+      const entry = this.#regionEntry(region);
+      entry.child.inc();
+      entry.count += 1;
+      if (region !== this.homeRegion) leftHome = true;
+    }
+    if (leftHome) {
+      this.#leftHome.inc();
+      this.#leftHomeCount += 1;
+    }
+  }
+
+  /** One error sent to a client. A value that is not five digits or capitals counts as `XX000`. */
+  countError(sqlstate: string): void {
+    const code = SQLSTATE_SHAPE.test(sqlstate) ? sqlstate : "XX000";
+    let entry = this.#errorChildren.get(code);
+    if (entry === undefined) {
+      const label = this.#errorChildren.size < MAX_OPEN_LABEL_VALUES ? code : "other";
+      entry = this.#errorChildren.get(label) ?? { child: this.#errors.labels(label), count: 0 };
+      this.#errorChildren.set(label, entry);
+    }
+    entry.child.inc();
+    entry.count += 1;
+  }
+
+  /** One read over several regions, finished as `finish` says. */
+  countMultiRegionRead(finish: ReadFinish): void {
+    this.#readChildren[finish].inc();
+    this.#readCounts[finish] += 1;
+  }
+
+  /** One transaction ended. */
+  countTransaction(outcome: TransactionOutcome): void {
+    this.#transactionChildren[outcome].inc();
+    this.#transactionCounts[outcome] += 1;
+  }
+
+  clientConnected(): void {
+    this.#clientCount += 1;
+    this.#clients.inc();
+  }
+
+  clientDisconnected(): void {
+    if (this.#clientCount === 0) return;
+    this.#clientCount -= 1;
+    this.#clients.dec();
+  }
+
+  /** Client connections open now, as counted by the two methods above. */
+  get connectedClients(): number {
+    return this.#clientCount;
+  }
+
+  /** Cumulative traffic, in the shape of {@link ProxySnapshot.traffic}. */
+  traffic(): TrafficCounts {
+    const byRegion: Record<string, number> = {};
+    for (const [region, entry] of this.#regionChildren) byRegion[region] = entry.count;
+    const errors: Record<string, number> = {};
+    for (const [code, entry] of this.#errorChildren) errors[code] = entry.count;
+    let statements = 0;
+    for (const plan of PLAN_KINDS) statements += this.#countByPlan[plan];
+    return {
+      statements,
+      byPlan: { ...this.#countByPlan },
+      byRegion,
+      leftHome: this.#leftHomeCount,
+      multiRegionReads: { ...this.#readCounts },
+      errors,
+    };
+  }
+
+  /** Percentiles over the recent window of each plan kind, in milliseconds. */
+  latency(): LatencySummary[] {
+    return PLAN_KINDS.map((plan) => {
+      const window = this.#windowByPlan[plan];
+      const [p50, p95, p99] = window.percentiles(PERCENTILE_RANKS);
+      return { plan, samples: window.size, p50Ms: toMs(p50), p95Ms: toMs(p95), p99Ms: toMs(p99) };
+    });
+  }
+
+  /** Cumulative transaction outcomes. */
+  transactionOutcomes(): Record<TransactionOutcome, number> {
+    return { ...this.#transactionCounts };
+  }
+
+  /** The registry in Prometheus text format (runs the collectors). */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** The Content-Type of {@link render}'s text. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  #regionEntry(region: string): { child: CounterChild; count: number } {
+    let entry = this.#regionChildren.get(region);
+    if (entry === undefined) {
+      const label = this.#regionChildren.size < MAX_OPEN_LABEL_VALUES ? region : "other";
+      entry = this.#regionChildren.get(label) ?? {
+        child: withZero(this.#regionStatements.labels(label)),
+        count: 0,
+      };
+      this.#regionChildren.set(region, entry);
+    }
+    return entry;
+  }
+
+  #read<T>(name: CollectorName, read: () => T): T | undefined {
+    try {
+      return read();
+    } catch {
+      this.#collectFailures.labels(name).inc();
+      return undefined;
+    }
+  }
+
+  #defineCollected(registers: Registry[]): void {
+    const metrics = this;
+    let lastHits = 0;
+    let lastMisses = 0;
+    const cacheSample = (): CacheStatus | undefined => {
+      const read = metrics.#collectors.cache;
+      return read === undefined ? undefined : metrics.#read("cache", read);
+    };
+    new Counter({
+      name: "geoproxy_analysis_cache_hits_total",
+      help: "Statements whose analysis came from the cache. Hit ratio: hits / (hits + misses).",
+      registers,
+      collect() {
+        const sample = cacheSample();
+        lastHits = advanceCounter(this, lastHits, sample?.hits);
+      },
+    });
+    new Counter({
+      name: "geoproxy_analysis_cache_misses_total",
+      help: "Statements analysed afresh because their shape was not cached.",
+      registers,
+      collect() {
+        const sample = cacheSample();
+        lastMisses = advanceCounter(this, lastMisses, sample?.misses);
+      },
+    });
+    new Gauge({
+      name: "geoproxy_analysis_cache_entries",
+      help: "Statement shapes held in the analysis cache.",
+      registers,
+      collect() {
+        this.reset();
+        const sample = cacheSample();
+        if (sample !== undefined) this.set(sample.entries);
+      },
+    });
+
+    const pools = (): readonly PoolStatus[] => {
+      const read = metrics.#collectors.pools;
+      return (read === undefined ? undefined : metrics.#read("pools", read)) ?? [];
+    };
+    new Gauge({
+      name: "geoproxy_pool_connections",
+      help: "Backend connections per pool, by state (idle or busy).",
+      labelNames: ["endpoint", "region", "state"] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const pool of pools()) {
+          this.labels(pool.endpoint, pool.region, "idle").set(pool.idle);
+          this.labels(pool.endpoint, pool.region, "busy").set(pool.busy);
+        }
+      },
+    });
+    new Gauge({
+      name: "geoproxy_pool_waiting",
+      help: "Statements waiting for a backend connection, per pool.",
+      labelNames: ["endpoint", "region"] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const pool of pools()) this.labels(pool.endpoint, pool.region).set(pool.waiting);
+      },
+    });
+    new Gauge({
+      name: "geoproxy_pool_max_connections",
+      help: "Connections each pool may open.",
+      labelNames: ["endpoint", "region"] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const pool of pools()) this.labels(pool.endpoint, pool.region).set(pool.max);
+      },
+    });
+
+    const regions = (): readonly RegionStatus[] => {
+      const read = metrics.#collectors.regions;
+      return (read === undefined ? undefined : metrics.#read("regions", read)) ?? [];
+    };
+    new Gauge({
+      name: "geoproxy_backend_up",
+      help: "1 when the backend's last health probe succeeded, 0 when it is down or not yet probed.",
+      labelNames: ["endpoint", "region", "role"] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const region of regions()) {
+          for (const endpoint of region.endpoints) {
+            this.labels(endpoint.endpoint, region.id, endpoint.role).set(endpoint.health === "up" ? 1 : 0);
+          }
+        }
+      },
+    });
+    new Gauge({
+      name: "geoproxy_backend_lag_bytes",
+      help: "Bytes of WAL a backend is behind its region's primary (absent while unknown).",
+      labelNames: ["endpoint", "region"] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const region of regions()) {
+          for (const endpoint of region.endpoints) {
+            if (endpoint.lagBytes !== null) this.labels(endpoint.endpoint, region.id).set(endpoint.lagBytes);
+          }
+        }
+      },
+    });
+
+    new Gauge({
+      name: "geoproxy_alert",
+      help: "1 for each alert true now; the series disappears when it stops being true.",
+      labelNames: ["name", "subject"] as const,
+      registers,
+      collect() {
+        this.reset();
+        const read = metrics.#collectors.alerts;
+        const alerts = (read === undefined ? undefined : metrics.#read("alerts", read)) ?? [];
+        for (const alert of alerts) this.labels(alert.name, alert.subject).set(1);
+      },
+    });
+  }
+}
+
+function byKey<K extends string, V>(keys: readonly K[], make: (key: K) => V): Record<K, V> {
+  const out = {} as Record<K, V>;
+  for (const key of keys) out[key] = make(key);
+  return out;
+}
+
+/** Makes the series exist at 0 before its first event, so rates work from the first scrape. */
+function withZero(child: CounterChild): CounterChild {
+  child.inc(0);
+  return child;
+}
+
+/** Moves a counter fed from a cumulative source to `current`; a source that went back restarts it. */
+function advanceCounter(counter: Counter<string>, last: number, current: number | undefined): number {
+  if (current === undefined) {
+    counter.reset();
+    return 0;
+  }
+  if (current < last) {
+    counter.reset();
+    counter.inc(current);
+  } else {
+    counter.inc(current - last);
+  }
+  return current;
+}
+
+function toMs(seconds: number | null | undefined): number | null {
+  return seconds === null || seconds === undefined ? null : Math.round(seconds * 1e6) / 1e3;
+}

@@ -1,0 +1,157 @@
+import type {
+  BackendHealth,
+  EndpointRole,
+  KeyState,
+  PlanKind,
+  ReadFinish,
+  TransactionOutcome,
+} from "./kinds.js";
+
+/** One backend server of a region, as the health probes last saw it. */
+export interface EndpointStatus {
+  /** `host:port`, the same string used as the `endpoint` label in /metrics. */
+  readonly endpoint: string;
+  /** The role the topology gives it. */
+  readonly role: EndpointRole;
+  readonly health: BackendHealth;
+  /** `true` when the server reports being in recovery; `null` before the first probe. */
+  readonly inRecovery: boolean | null;
+  /** Bytes of WAL a replica is behind its primary (0 for a primary; `null` when not known). */
+  readonly lagBytes: number | null;
+  /** Taken out of service by an operator. */
+  readonly drained: boolean;
+}
+
+export interface RegionStatus {
+  readonly id: string;
+  readonly home: boolean;
+  readonly endpoints: readonly EndpointStatus[];
+}
+
+/** Occupancy of one backend's pool. */
+export interface PoolStatus {
+  readonly endpoint: string;
+  readonly region: string;
+  readonly idle: number;
+  readonly busy: number;
+  /** Statements waiting for a connection. */
+  readonly waiting: number;
+  /** Connections the pool may open. */
+  readonly max: number;
+}
+
+/** Cumulative counts since the proxy started; rates are differences between two snapshots. */
+export interface TrafficCounts {
+  readonly statements: number;
+  readonly byPlan: Readonly<Record<PlanKind, number>>;
+  /** Statements sent to each region (a statement over three regions counts once in each). */
+  readonly byRegion: Readonly<Record<string, number>>;
+  /** Statements that ran in at least one region other than the home region. */
+  readonly leftHome: number;
+  readonly multiRegionReads: Readonly<Record<ReadFinish, number>>;
+  /** Errors sent to clients, by SQLSTATE. */
+  readonly errors: Readonly<Record<string, number>>;
+}
+
+/** Latency of recent statements (a window of the last few hundred per plan kind), in milliseconds. */
+export interface LatencySummary {
+  readonly plan: PlanKind;
+  /** Statements in the window the percentiles were taken over. */
+  readonly samples: number;
+  readonly p50Ms: number | null;
+  readonly p95Ms: number | null;
+  readonly p99Ms: number | null;
+}
+
+/** A two-phase commit decided but not yet acknowledged by every participant. */
+export interface InDoubtTransaction {
+  /** The prepared transaction's global identifier. */
+  readonly gid: string;
+  readonly decision: "commit" | "abort";
+  readonly regions: readonly string[];
+  /** Regions that have not acknowledged the decision yet. */
+  readonly pending: readonly string[];
+  /** ISO 8601 time of the decision. */
+  readonly decidedAt: string;
+}
+
+export interface TransactionStatus {
+  readonly outcomes: Readonly<Record<TransactionOutcome, number>>;
+  readonly inDoubt: readonly InDoubtTransaction[];
+}
+
+/**
+ * A fact the proxy knows, stated once: a backend down, a replica too far behind, a server in a role
+ * the topology does not give it, a two-phase commit not acknowledged everywhere, a pool saturated.
+ */
+export interface Alert {
+  /** Stable snake_case name; the `name` label of `geoproxy_alert`. */
+  readonly name: string;
+  /** What it is about (an endpoint, a transaction id, a region); the `subject` label. */
+  readonly subject: string;
+  readonly message: string;
+  /** ISO 8601 time it became true. */
+  readonly since: string;
+}
+
+export interface ClientStatus {
+  readonly connected: number;
+  readonly max: number;
+}
+
+export interface CacheStatus {
+  readonly hits: number;
+  readonly misses: number;
+  readonly entries: number;
+  readonly capacity: number;
+}
+
+/** Everything the dashboard and /snapshot show, taken at one instant. Plain JSON. */
+export interface ProxySnapshot {
+  /** `[server] node`. */
+  readonly node: string;
+  /** ISO 8601 time the snapshot was taken. */
+  readonly takenAt: string;
+  readonly uptimeSeconds: number;
+  readonly homeRegion: string;
+  readonly regions: readonly RegionStatus[];
+  readonly pools: readonly PoolStatus[];
+  readonly traffic: TrafficCounts;
+  readonly latency: readonly LatencySummary[];
+  readonly transactions: TransactionStatus;
+  readonly alerts: readonly Alert[];
+  readonly clients: ClientStatus;
+  readonly cache: CacheStatus;
+}
+
+/** Which region holds a key's rows. */
+export interface KeyLocation {
+  readonly table: string;
+  readonly key: string;
+  readonly region: string;
+  readonly state: KeyState;
+}
+
+/** Why a key could not be located: an unknown table, a table not placed by key, a malformed key. */
+export interface KeyLookupFailure {
+  readonly error: string;
+  /** SQLSTATE of the same refusal on the wire; `42P01` (unknown table) answers 404, others 400. */
+  readonly sqlstate: string;
+  readonly hint?: string;
+}
+
+/**
+ * What the admin port reads from the proxy. The proxy implements it; the admin port never reaches
+ * into the proxy otherwise, so this package does not depend on it.
+ */
+export interface AdminSource {
+  /** The proxy's state now. Called once a second while the admin server runs: keep it cheap. */
+  snapshot(): ProxySnapshot;
+  /** The region holding `key` for `table`, through the live directory. */
+  whereIs(
+    table: string,
+    key: string,
+  ): KeyLocation | KeyLookupFailure | Promise<KeyLocation | KeyLookupFailure>;
+  /** `true` when the home region is reachable: /healthz answers 200, otherwise 503. */
+  ready(): Promise<boolean>;
+}
