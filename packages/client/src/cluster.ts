@@ -30,8 +30,10 @@ export interface ClusterOptions {
   readonly replicaRetryMinMs?: number;
   /** Longest backoff window; the window doubles up to it on each failed probe. Default 30000 ms. */
   readonly replicaRetryMaxMs?: number;
-  /** How long a probe (and the start-up ping) waits for SELECT 1; default 1000 ms. */
+  /** How long a probe waits for SELECT 1; default 1000 ms. */
   readonly probeTimeoutMs?: number;
+  /** How long each start-up ping waits, covering a first TLS and SCRAM handshake; default 5000 ms. */
+  readonly startupTimeoutMs?: number;
   /** Clock in milliseconds; `Date.now` unless a test drives time. */
   readonly now?: () => number;
   /** How an endpoint is checked at start-up and when a probe is due; `SELECT 1` with the timeout unless replaced. */
@@ -40,7 +42,12 @@ export interface ClusterOptions {
   readonly onReplicaEvent?: (event: ReplicaEvent) => void;
 }
 
-const defaults = { replicaRetryMinMs: 1_000, replicaRetryMaxMs: 30_000, probeTimeoutMs: 1_000 } as const;
+const defaults = {
+  replicaRetryMinMs: 1_000,
+  replicaRetryMaxMs: 30_000,
+  probeTimeoutMs: 1_000,
+  startupTimeoutMs: 5_000,
+} as const;
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -123,6 +130,10 @@ export class Cluster {
     if (retryMaxMs < retryMinMs)
       throw invalidOption("replicaRetryMaxMs", `(${retryMaxMs}) is below replicaRetryMinMs (${retryMinMs})`);
     const probeTimeoutMs = positive("probeTimeoutMs", options.probeTimeoutMs ?? defaults.probeTimeoutMs);
+    const startupTimeoutMs = positive(
+      "startupTimeoutMs",
+      options.startupTimeoutMs ?? defaults.startupTimeoutMs,
+    );
     const primaryUrl = checkedUrl("primary", options.primary);
     const replicaText = options.replica ?? "";
     // Both URLs are checked before any pool exists, so a typo never leaves a pool to clean up.
@@ -144,8 +155,8 @@ export class Cluster {
     const cluster = new Cluster(primary, replica, circuit, probe, probeTimeoutMs, onEvent);
 
     const [primaryPing, replicaPing] = await Promise.allSettled([
-      probe(primary, probeTimeoutMs),
-      replica === undefined ? Promise.resolve() : probe(replica, probeTimeoutMs),
+      probe(primary, startupTimeoutMs),
+      replica === undefined ? Promise.resolve() : probe(replica, startupTimeoutMs),
     ]);
     if (primaryPing.status === "rejected") {
       await cluster.close({ timeoutSeconds: 0 });

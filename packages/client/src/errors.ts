@@ -120,7 +120,7 @@ export function invalidOption(option: string, detail: string): ClientError {
   return new ClientError({
     code: "invalid_option",
     message: `cluster option ${option} ${detail}`,
-    hint: "replicaRetryMinMs and probeTimeoutMs must be positive, and replicaRetryMaxMs at least replicaRetryMinMs",
+    hint: "every *Ms option must be a positive number, and replicaRetryMaxMs at least replicaRetryMinMs",
   });
 }
 

@@ -86,10 +86,23 @@ describe("start-up", () => {
     expect(cluster.replicaHealth().probes).toBe(0);
   });
 
-  it("pings both endpoints once at start-up", async () => {
+  it("pings both endpoints once at start-up with the start-up timeout, and probes with the probe timeout", async () => {
     const fake = new FakeEndpoints();
-    await connect(fake);
-    expect(fake.probed.sort()).toEqual(["primary.test", "replica.test"]);
+    const timeouts: string[] = [];
+    const cluster = await connect(fake, {
+      startupTimeoutMs: 4_000,
+      probeTimeoutMs: 300,
+      probe: (sql, timeoutMs) => {
+        timeouts.push(`${hostOf(sql)} ${timeoutMs}`);
+        return fake.probe(sql, timeoutMs);
+      },
+    });
+    expect(timeouts.sort()).toEqual(["primary.test 4000", "replica.test 4000"]);
+    cluster.reportReplicaError(new Error("reset"));
+    fake.time = 100;
+    cluster.read();
+    await cluster.settled();
+    expect(timeouts.at(-1)).toBe("replica.test 300");
   });
 
   it("a primary that does not answer fails start-up with primary_unreachable", async () => {
@@ -132,6 +145,7 @@ describe("start-up", () => {
     { name: "replicaRetryMaxMs", overrides: { replicaRetryMaxMs: Number.NaN } },
     { name: "replicaRetryMaxMs", overrides: { replicaRetryMinMs: 500, replicaRetryMaxMs: 100 } },
     { name: "probeTimeoutMs", overrides: { probeTimeoutMs: -1 } },
+    { name: "startupTimeoutMs", overrides: { startupTimeoutMs: Number.POSITIVE_INFINITY } },
   ] as const;
   for (const { name, overrides } of badOptions) {
     it(`rejects ${JSON.stringify(overrides)} naming ${name} before pinging anything`, async () => {
