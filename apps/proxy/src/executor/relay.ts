@@ -165,7 +165,7 @@ export class Relay {
   /** After an error in extended mode, the backend ignores everything up to Sync: so does the output. */
   private skipToSync(): void {
     for (let entry = this.peek(); entry !== undefined; entry = this.peek()) {
-      if (entry.type === "unit" && entry.kind === "sync") break;
+      if (entry.type === "unit" && (entry.kind === "sync" || entry.expectError === true)) break;
       if (entry.type === "local" && entry.syncAnswer === true) break;
       this.shift();
       entry.skipped?.();

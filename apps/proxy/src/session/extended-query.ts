@@ -106,16 +106,24 @@ export class ExtendedQuery {
   abortBatch(): void {
     this.skipping = true;
     if (this.session.txn !== null) return;
-    for (const leg of this.touched) {
-      if (leg.broken !== null) continue;
-      this.session.relay.expect({ leg, kind: "execute", mode: "silent", expectError: true });
-      leg.write(encodeExecute({ portal: ABORT_PORTAL, maxRows: 0 }));
-    }
+    // Only the leg in use can have part of the batch in flight; the others were synced... or not:
+    // each gets the failing Execute in turn, after the previous one answered.
+    const legs = [...this.touched].filter((leg) => leg.broken === null);
+    this.aborting = (async () => {
+      for (const leg of legs) {
+        await this.session.activate(leg);
+        this.session.relay.expect({ leg, kind: "execute", mode: "silent", expectError: true });
+        leg.write(encodeExecute({ portal: ABORT_PORTAL, maxRows: 0 }));
+      }
+    })();
   }
+
+  /** The abort of the current batch, which must be written before its Sync. */
+  private aborting: Promise<void> | null = null;
 
   async handle(frame: Frame): Promise<void> {
     if (frame.code === FrontendCode.Sync) {
-      this.sync();
+      await this.sync();
       return;
     }
     this.inBatch = true;
@@ -421,14 +429,24 @@ export class ExtendedQuery {
    * Sync: every connection the batch used gets its own Sync (ending its implicit transaction, or
    * not, inside a block); the client gets one ReadyForQuery with the session's status.
    */
-  private sync(): void {
+  private async sync(): Promise<void> {
     const session = this.session;
+    if (this.aborting !== null) {
+      await this.aborting;
+      this.aborting = null;
+    }
     this.skipping = false;
     this.inBatch = false;
     this.batchWriteRegion = null;
     if (session.txn === null) this.portals.clear();
-    for (const leg of this.touched) {
+    // The leg in use first (its Sync pipelines behind its answers), then the others one at a time.
+    const active = session.currentLeg;
+    const legs = [...this.touched].sort((a, b) => (a === active ? -1 : b === active ? 1 : 0));
+    this.touched.clear();
+    this.syncsPending++;
+    for (const leg of legs) {
       if (leg.broken !== null) continue;
+      await session.activate(leg);
       session.relay.expect({
         leg,
         kind: "sync",
@@ -444,7 +462,6 @@ export class ExtendedQuery {
       leg.write(Messages.sync);
     }
     this.touched.clear();
-    this.syncsPending++;
     session.relay.local({
       bytes: () => session.readyForQuery(),
       syncAnswer: true,

@@ -548,8 +548,23 @@ export class Session {
   // Statements the proxy handles itself
   // ------------------------------------------------------------------------------------------
 
-  /** Runs SQL of the proxy's own on a leg, as a simple Query or, mid-batch, as Parse/Bind/Execute. */
-  runOnLeg(
+  /**
+   * Runs SQL of the proxy's own on a leg once the previous leg's answers are complete (answers of
+   * two legs are never in flight at once, so they cannot interleave).
+   */
+  async runOnLeg(
+    leg: Leg,
+    sql: string,
+    mode: "relay" | "quiet" | "silent",
+    extended: boolean,
+    done?: Unit["done"],
+  ): Promise<void> {
+    await this.activate(leg);
+    this.writeOnLeg(leg, sql, mode, extended, done);
+  }
+
+  /** Writes SQL of the proxy's own to the active leg, as a simple Query or, mid-batch, as Parse/Bind/Execute. */
+  writeOnLeg(
     leg: Leg,
     sql: string,
     mode: "relay" | "quiet" | "silent",
@@ -656,8 +671,8 @@ export class Session {
           return;
         }
         for (const leg of legs)
-          if (leg !== primary) this.runOnLeg(leg, analysis.text, "silent", mode.extended);
-        this.runOnLeg(primary, analysis.text, "relay", mode.extended);
+          if (leg !== primary) await this.runOnLeg(leg, analysis.text, "silent", mode.extended);
+        await this.runOnLeg(primary, analysis.text, "relay", mode.extended);
         if (mode.final) this.relay.local({ bytes: () => this.readyForQuery() });
         await this.relay.idle();
         return;
@@ -674,7 +689,7 @@ export class Session {
     const route: Route = { kind: "region", region: home, readOnly: true, anywhere: false };
     const leg = await this.runRouted(analysis, route, mode, (l) => {
       if (mode.extended) {
-        this.runOnLeg(l, analysis.text, "relay", true);
+        this.writeOnLeg(l, analysis.text, "relay", true);
         return;
       }
       this.relay.expect({
@@ -706,7 +721,7 @@ export class Session {
     let committed = commit;
     for (const leg of legs) {
       if (leg === primary) continue;
-      this.runOnLeg(leg, commit ? "COMMIT" : "ROLLBACK", "quiet", mode.extended, (unit) => {
+      await this.runOnLeg(leg, commit ? "COMMIT" : "ROLLBACK", "quiet", mode.extended, (unit) => {
         if (unit.failed) committed = false;
       });
     }
@@ -714,7 +729,7 @@ export class Session {
       this.relay.local({ bytes: encodeCommandComplete({ tag: commit ? "COMMIT" : "ROLLBACK" }) });
     } else {
       const sql = action === "prepare" || (commit && action === "commit") ? analysis.text : "ROLLBACK";
-      this.runOnLeg(primary, sql, "relay", mode.extended, (unit) => {
+      await this.runOnLeg(primary, sql, "relay", mode.extended, (unit) => {
         if (unit.failed) committed = false;
       });
     }
@@ -743,7 +758,7 @@ export class Session {
     const route: Route = { kind: "region", region, readOnly: true, anywhere: false };
     await this.runRouted(analysis, route, mode, (leg) => {
       if (mode.extended) {
-        this.runOnLeg(leg, sql, "relay", true, (unit) => {
+        this.writeOnLeg(leg, sql, "relay", true, (unit) => {
           if (!unit.failed) this.recordEffects(leg, [analysis]);
         });
         return;

@@ -165,11 +165,11 @@ async function finishImplicit(session: Session, txn: Transaction, commit: boolea
   const primary = txn.primaryLeg();
   for (const leg of legs) {
     if (leg === primary) continue;
-    session.runOnLeg(leg, commit ? "COMMIT" : "ROLLBACK", "quiet", false);
+    await session.runOnLeg(leg, commit ? "COMMIT" : "ROLLBACK", "quiet", false);
   }
   let committed = commit;
   if (primary !== undefined) {
-    session.runOnLeg(primary, commit ? "COMMIT" : "ROLLBACK", "quiet", false, (unit) => {
+    await session.runOnLeg(primary, commit ? "COMMIT" : "ROLLBACK", "quiet", false, (unit) => {
       if (unit.failed) committed = false;
     });
   }
