@@ -6,7 +6,7 @@
  *
  * Ctrl-C stops geoproxy and the servers and removes their data folders.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import {
   type Directory,
@@ -213,7 +213,12 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
         stopping ??= running
           .close({ timeoutMs: 2000 })
           .catch(() => {})
-          .then(() => cluster.stop());
+          .then(() => cluster.stop())
+          .catch((error: unknown) => {
+            // On SIGINT the launcher's own guard has already stopped the servers and removed their
+            // folders, so the orderly stop finds nothing left to stop: that is the outcome wanted.
+            if (regions.some((region) => existsSync(region.dataDir))) throw error;
+          });
         return stopping;
       },
     };
@@ -275,7 +280,7 @@ async function main(): Promise<number> {
     ...TRY.map((statement) => `  ${statement}`),
     "",
     "The console also has SHOW REGIONS, SHOW PLACEMENT and SHOW POOLS (docs/console.md).",
-    "Ctrl-C stops geoproxy and the servers and removes their data.",
+    `Ctrl-C stops geoproxy and the servers and removes their data folders: ${demo.regions.map((region) => region.dataDir).join(" ")}`,
     "",
   ];
   process.stdout.write(lines.join("\n"));
