@@ -13,33 +13,39 @@ afterEach(async () => {
 });
 
 describe("routing table", () => {
-  const cases = [
-    { replica: replicaUrl, replicaUp: true, split: true, readGoesTo: "replica.test", state: "healthy" },
-    { replica: replicaUrl, replicaUp: false, split: true, readGoesTo: "primary.test", state: "tripped" },
-    { replica: undefined, replicaUp: true, split: false, readGoesTo: "primary.test", state: "absent" },
-    { replica: "", replicaUp: true, split: false, readGoesTo: "primary.test", state: "absent" },
-    { replica: primaryUrl, replicaUp: true, split: false, readGoesTo: "primary.test", state: "absent" },
+  const configurations = [
+    { label: "a distinct replica", replica: replicaUrl, split: true },
+    { label: "no replica", replica: undefined, split: false },
+    { label: "an empty replica", replica: "", split: false },
+    { label: "the primary's own URL", replica: primaryUrl, split: false },
     {
+      label: "the primary's URL spelled differently",
       replica: "postgresql://app:secret@PRIMARY.test/orders",
-      replicaUp: true,
       split: false,
-      readGoesTo: "primary.test",
-      state: "absent",
     },
   ] as const;
+  const healths = ["healthy", "down at start-up", "reported failing"] as const;
 
-  for (const row of cases) {
-    it(`replica ${JSON.stringify(row.replica)} ${row.replicaUp ? "answering" : "down"}: read() uses ${row.readGoesTo}, write() and primary() the primary`, async () => {
-      const fake = new FakeEndpoints();
-      if (!row.replicaUp) fake.down.add("replica.test");
-      const cluster = await connect(fake, { replica: row.replica });
-      expect(cluster.split).toBe(row.split);
-      expect(cluster.replicaHealth().state).toBe(row.state);
-      expect(hostOf(cluster.read())).toBe(row.readGoesTo);
-      expect(hostOf(cluster.write())).toBe("primary.test");
-      expect(cluster.primary()).toBe(cluster.write());
-      expect(cluster.read() === cluster.write()).toBe(row.readGoesTo === "primary.test");
-    });
+  for (const configuration of configurations) {
+    for (const health of healths) {
+      const usesReplica = configuration.split && health === "healthy";
+      it(`${configuration.label}, ${health}: read() uses the ${usesReplica ? "replica" : "primary"}; write() and primary() the primary`, async () => {
+        const fake = new FakeEndpoints();
+        if (health === "down at start-up") fake.down.add("replica.test");
+        const cluster = await connect(fake, { replica: configuration.replica });
+        const reported = health === "reported failing" && cluster.reportReplicaError(new Error("reset"));
+        expect(reported).toBe(health === "reported failing" && configuration.split);
+        expect(cluster.split).toBe(configuration.split);
+        expect(cluster.replicaHealth().state).toBe(
+          !configuration.split ? "absent" : health === "healthy" ? "healthy" : "tripped",
+        );
+        expect(hostOf(cluster.read())).toBe(usesReplica ? "replica.test" : "primary.test");
+        expect(cluster.read() === cluster.write()).toBe(!usesReplica);
+        expect(hostOf(cluster.write())).toBe("primary.test");
+        expect(cluster.primary()).toBe(cluster.write());
+        expect(fake.probesOf("replica.test")).toBe(configuration.split ? 1 : 0);
+      });
+    }
   }
 
   it("a reported replica error sends reads to the primary at once", async () => {
@@ -58,12 +64,6 @@ describe("routing table", () => {
     const cluster = await connect(new FakeEndpoints());
     expect(cluster.reportReplicaError(new Error("boom"), cluster.write())).toBe(false);
     expect(cluster.replicaHealth().state).toBe("healthy");
-  });
-
-  it("reporting in single-pool mode is a no-op", async () => {
-    const cluster = await connect(new FakeEndpoints(), { replica: undefined });
-    expect(cluster.reportReplicaError(new Error("boom"))).toBe(false);
-    expect(cluster.replicaHealth().state).toBe("absent");
   });
 
   it("a second report while tripped neither re-trips nor extends the window", async () => {
