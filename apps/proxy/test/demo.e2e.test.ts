@@ -71,6 +71,21 @@ function waitForOutput(
 }
 
 describe("the demo", () => {
+  it("says how to install PostgreSQL when its programs cannot be found, and exits non-zero", async () => {
+    const demo = spawn(process.execPath, ["--import", "tsx", "scripts/demo.ts"], {
+      cwd: PROXY_DIR,
+      env: { ...process.env, GEO_PG_BINDIR: join(PROXY_DIR, "no-such-folder") },
+    });
+    let stderr = "";
+    demo.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+    const code = await new Promise<number | null>((resolve) => demo.on("exit", resolve));
+    expect(code).toBe(1);
+    expect(stderr).toContain("needs PostgreSQL");
+    expect(stderr).toContain("apt-get install");
+  });
+
   it("starts three regions and geoproxy on the example's ports, answers psql, and removes everything on Ctrl-C", {
     timeout: 180_000,
   }, async () => {
