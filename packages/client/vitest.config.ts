@@ -9,7 +9,7 @@ export default defineConfig({
       provider: "v8",
       include: ["src/**/*.ts"],
       exclude: ["src/**/*.test.ts"],
-      reporter: ["text", "json-summary"],
+      reporter: ["text"],
       thresholds: { lines: 90, branches: 90, functions: 90, statements: 90 },
     },
   },
