@@ -5,5 +5,7 @@ export default defineConfig({
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 120_000,
+    // Several files start PostgreSQL servers; one at a time suits a 2-core machine.
+    fileParallelism: false,
   },
 });

@@ -145,3 +145,35 @@ describe("cancel", () => {
     await client.waitClosed();
   });
 });
+
+describe("robustness", () => {
+  it("never lets random bytes from clients raise an unhandled error in the proxy", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    process.on("uncaughtException", onUnhandled);
+    try {
+      let seed = 42;
+      const random = () => {
+        seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+        return seed;
+      };
+      for (let i = 0; i < 40; i++) {
+        const client = await WireClient.connect(regions.proxy.port);
+        if (i % 2 === 0) await login(client);
+        const junk = Buffer.alloc(1 + (random() % 64));
+        for (let j = 0; j < junk.length; j++) junk[j] = random() & 0xff;
+        client.send(junk);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        client.close();
+      }
+      const survivor = await RawClient.connect({ host: "127.0.0.1", port: regions.proxy.port, user: "app" });
+      expect((await survivor.query("SELECT 1")).rows).toEqual([["1"]]);
+      await survivor.close();
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+      process.off("uncaughtException", onUnhandled);
+    }
+  });
+});
