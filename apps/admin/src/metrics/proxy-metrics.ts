@@ -118,7 +118,10 @@ export class ProxyMetrics {
       buckets: [...(options.buckets ?? DEFAULT_LATENCY_BUCKETS)],
       registers,
     });
-    this.#durationByPlan = byKey(PLAN_KINDS, (plan) => duration.labels(plan));
+    this.#durationByPlan = byKey(PLAN_KINDS, (plan) => {
+      duration.zero({ plan });
+      return duration.labels(plan);
+    });
     this.#windowByPlan = byKey(PLAN_KINDS, () => new LatencyWindow(windowSize));
     this.#countByPlan = byKey(PLAN_KINDS, () => 0);
 
@@ -167,14 +170,14 @@ export class ProxyMetrics {
     this.#clients = new Gauge({ name: "geoproxy_clients", help: "Client connections open now.", registers });
     this.#clients.set(0);
 
+    this.#defineCollected(registers);
+    // Registered after the collected families, so a failure is counted in the same scrape.
     this.#collectFailures = new Counter({
       name: "geoproxy_metric_collect_failures_total",
       help: "Scrapes at which a collector threw; its series were left out of that scrape.",
       labelNames: ["collector"] as const,
       registers,
     });
-
-    this.#defineCollected(registers);
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
 
