@@ -22,6 +22,17 @@ import { StatementAnalysis } from "./statement-analysis.js";
 export { initSql };
 
 const DEFAULT_CACHE_SIZE = 4096;
+const DOORKEEPER_MASK = (1 << 14) - 1;
+
+/** FNV-1a over UTF-16 units: cheap, and only used to tell a repeat from a first sighting. */
+function textHash(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
 
 /**
  * A cached shape: the analysis of the statement with its literals replaced by parameters numbered
@@ -78,7 +89,11 @@ const UNPARSED_CORE: AnalysisCore = {
 export class Analyzer {
   readonly #schema: SchemaInfo;
   readonly #cache: ShapeCache<CacheValue>;
+  /** Exact texts seen recently: a statement sent again verbatim skips even the lexer. */
+  readonly #texts: ShapeCache<Analysis>;
   #uncacheable = 0;
+  #textHits = 0;
+  readonly #doorkeeper = new Uint32Array(DOORKEEPER_MASK + 1);
 
   /** Requires `await initSql()` first; `Analyzer.create` does both. */
   constructor(options: AnalyzerOptions) {
@@ -89,6 +104,7 @@ export class Analyzer {
         : { aggregates: new Set([...options.aggregates].map((a) => a.toLowerCase())) }),
     };
     this.#cache = new ShapeCache(options.cacheSize ?? DEFAULT_CACHE_SIZE);
+    this.#texts = new ShapeCache(options.cacheSize ?? DEFAULT_CACHE_SIZE);
   }
 
   static async create(options: AnalyzerOptions): Promise<Analyzer> {
@@ -101,6 +117,22 @@ export class Analyzer {
    * syntax error (PostgreSQL's message and position), an unreadable hint or several statements.
    */
   analyze(text: string): Analysis {
+    const seen = this.#texts.peek(text);
+    if (seen !== undefined) {
+      this.#textHits++;
+      return seen;
+    }
+    const analysis = this.#analyzeText(text);
+    // Admit a text on its second sighting only: a stream of ever-new literals would otherwise
+    // churn this map for nothing. The doorkeeper remembers one hash per slot.
+    const h = textHash(text);
+    const slot = h & DOORKEEPER_MASK;
+    if (this.#doorkeeper[slot] === h) this.#texts.set(text, analysis);
+    else this.#doorkeeper[slot] = h;
+    return analysis;
+  }
+
+  #analyzeText(text: string): Analysis {
     const consoleCommand = readConsoleCommand(text);
     if (consoleCommand !== undefined) return this.#consoleAnalysis(text, consoleCommand);
     const lexed = lex(text);
@@ -129,7 +161,7 @@ export class Analyzer {
 
   stats(): CacheStats {
     return {
-      hits: this.#cache.hits,
+      hits: this.#cache.hits + this.#textHits,
       misses: this.#cache.misses,
       uncacheable: this.#uncacheable,
       size: this.#cache.size,
@@ -201,7 +233,14 @@ export class Analyzer {
     const hit = this.#cache.get(lexed.shapeKey);
     if (hit === UNCACHEABLE) return this.#cold(text, hints);
     if (hit !== undefined)
-      return new StatementAnalysis(instantiate(hit, lexed.literals), text, hints, this.#schema);
+      return new StatementAnalysis(
+        hit.core,
+        text,
+        hints,
+        this.#schema,
+        undefined,
+        instantiateParts(hit, lexed.literals),
+      );
     let core: AnalysisCore;
     try {
       core = this.#coldCore(text);
@@ -261,13 +300,33 @@ function makeEntry(core: AnalysisCore, firstSlot: number, maxParam: number): Sha
   return { core: normalised, firstSlot, tablesWithSlots, insertHasSlots };
 }
 
+function scalarFor(slot: KeyValue, literal: LiftedLiteral): KeyValue {
+  return slot.cast === undefined
+    ? { kind: "literal", type: literal.kind, text: literal.text }
+    : { kind: "literal", type: literal.kind, text: literal.text, cast: slot.cast };
+}
+
 function literalFor(slot: KeyValue, literal: LiftedLiteral | undefined): KeyValue[] | undefined {
   if (literal === undefined) return undefined;
   if (slot.kind === "param-array") {
     return literal.kind === "string" ? arrayLiteralValues(literal.text, slot.cast) : undefined;
   }
-  const value: KeyValue = { kind: "literal", type: literal.kind, text: literal.text };
-  return [slot.cast === undefined ? value : { ...value, cast: slot.cast }];
+  return [scalarFor(slot, literal)];
+}
+
+/** A table occurrence with another key constraint (written out: this is the cache's hot path). */
+function withKey(t: TableRef, key: KeyConstraint): TableRef {
+  const out: { -readonly [K in keyof TableRef]: TableRef[K] } = {
+    name: t.name,
+    only: t.only,
+    block: t.block,
+    access: t.access,
+    key,
+  };
+  if (t.schema !== undefined) out.schema = t.schema;
+  if (t.alias !== undefined) out.alias = t.alias;
+  if (t.keyColumn !== undefined) out.keyColumn = t.keyColumn;
+  return out;
 }
 
 function instantiateValues(
@@ -275,6 +334,11 @@ function instantiateValues(
   entry: ShapeEntry,
   literals: readonly LiftedLiteral[],
 ): KeyConstraint {
+  const only = values[0];
+  if (values.length === 1 && only !== undefined && only.kind === "param" && only.index >= entry.firstSlot) {
+    const literal = literals[only.index - entry.firstSlot];
+    return literal === undefined ? ANY : { kind: "values", values: [scalarFor(only, literal)] };
+  }
   const out: KeyValue[] = [];
   for (const v of values) {
     if (v.kind === "literal" || v.index < entry.firstSlot) {
@@ -288,17 +352,29 @@ function instantiateValues(
   return valuesOf(out);
 }
 
+interface InstantiatedParts {
+  readonly tables: readonly TableRef[];
+  readonly insertRows: InsertCore | undefined;
+}
+
 /** The shape's analysis with this statement's literals in place of the shape's parameters. */
 function instantiate(entry: ShapeEntry, literals: readonly LiftedLiteral[]): AnalysisCore {
+  const parts = instantiateParts(entry, literals);
   const core = entry.core;
-  if (entry.tablesWithSlots.length === 0 && !entry.insertHasSlots) return core;
+  return parts.tables === core.tables && parts.insertRows === core.insertRows ? core : { ...core, ...parts };
+}
+
+/** Only the parts of a cached shape that mention its literals, rebuilt with this statement's values. */
+function instantiateParts(entry: ShapeEntry, literals: readonly LiftedLiteral[]): InstantiatedParts {
+  const core = entry.core;
+  if (entry.tablesWithSlots.length === 0 && !entry.insertHasSlots) return core as InstantiatedParts;
   let tables = core.tables;
   if (entry.tablesWithSlots.length > 0) {
     const copy = tables.slice();
     for (const i of entry.tablesWithSlots) {
       const t = copy[i] as TableRef;
       if (t.key.kind !== "values") continue;
-      copy[i] = { ...t, key: instantiateValues(t.key.values, entry, literals) };
+      copy[i] = withKey(t, instantiateValues(t.key.values, entry, literals));
     }
     tables = copy;
   }
@@ -313,7 +389,7 @@ function instantiate(entry: ShapeEntry, literals: readonly LiftedLiteral[]): Ana
       }),
     };
   }
-  return { ...core, tables, insertRows };
+  return { tables, insertRows };
 }
 
 function deepEqual(a: unknown, b: unknown): boolean {

@@ -64,13 +64,35 @@ const LIFT_AFTER_KEYWORDS = new Set([
   "values",
 ]);
 
-enum Prev {
-  Start = 0,
-  Operator = 1,
-  OpenParen = 2,
-  Comma = 3,
-  LiftKeyword = 4,
-  Other = 5,
+/** What came before a token, which decides whether a literal or minus there may be lifted. */
+const PREV_START = 0;
+const PREV_OPERATOR = 1;
+const PREV_OPEN = 2;
+const PREV_COMMA = 3;
+const PREV_LIFT_KEYWORD = 4;
+const PREV_OTHER = 5;
+
+/** The keywords above grouped by length, matched case-insensitively without allocating. */
+const KEYWORDS_BY_LENGTH: readonly (readonly string[])[] = (() => {
+  const out: string[][] = [];
+  for (const w of LIFT_AFTER_KEYWORDS) {
+    const bucket = out[w.length] ?? [];
+    bucket.push(w);
+    out[w.length] = bucket;
+  }
+  return out;
+})();
+
+function isLiftKeyword(text: string, start: number, end: number): boolean {
+  const candidates = KEYWORDS_BY_LENGTH[end - start];
+  if (candidates === undefined) return false;
+  outer: for (const word of candidates) {
+    for (let k = 0; k < word.length; k++) {
+      if ((text.charCodeAt(start + k) | 32) !== word.charCodeAt(k)) continue outer;
+    }
+    return true;
+  }
+  return false;
 }
 
 function isIdentStart(c: number): boolean {
@@ -262,43 +284,56 @@ function normaliseInteger(digits: string, negative: boolean): LiftedLiteral {
   return { kind: "numeric", text: negative ? `-${digits}` : digits };
 }
 
+/** Builds the shape key by copying the text between lifted literals and dropped comments. */
+class KeyBuilder {
+  readonly literals: LiftedLiteral[] = [];
+  #key = "";
+  #copiedUpTo = 0;
+  readonly #text: string;
+
+  constructor(text: string) {
+    this.#text = text;
+  }
+
+  lift(start: number, end: number, literal: LiftedLiteral, marker: string): void {
+    this.#key += this.#text.slice(this.#copiedUpTo, start) + marker;
+    this.#copiedUpTo = end;
+    this.literals.push(literal);
+  }
+
+  drop(start: number, end: number): void {
+    this.#key += `${this.#text.slice(this.#copiedUpTo, start)} `;
+    this.#copiedUpTo = end;
+  }
+
+  finish(): string {
+    return this.#copiedUpTo === 0 ? this.#text : this.#key + this.#text.slice(this.#copiedUpTo);
+  }
+}
+
+function brokenLex(
+  text: string,
+  maxParam: number,
+  leadingComment: string | undefined,
+  multiple: boolean,
+): Lexed {
+  return { shapeKey: text, literals: [], maxParam, leadingComment, multiple, broken: true };
+}
+
 /**
  * Lexes one statement text for the cache. Never throws.
  */
 export function lex(text: string): Lexed {
   const n = text.length;
-  const literals: LiftedLiteral[] = [];
-  let key = "";
-  let copiedUpTo = 0;
   let maxParam = 0;
   let leadingComment: string | undefined;
   let sawToken = false;
   let sawSemicolon = false;
   let multiple = false;
-  let prev: Prev = Prev.Start;
+  let prev = PREV_START;
   let i = 0;
 
-  const lift = (start: number, end: number, literal: LiftedLiteral, marker: string): void => {
-    key += text.slice(copiedUpTo, start) + marker;
-    copiedUpTo = end;
-    literals.push(literal);
-  };
-  const drop = (start: number, end: number): void => {
-    key += text.slice(copiedUpTo, start) + " ";
-    copiedUpTo = end;
-  };
-  const token = (): void => {
-    if (sawSemicolon) multiple = true;
-    sawToken = true;
-  };
-  const broken = (): Lexed => ({
-    shapeKey: text,
-    literals: [],
-    maxParam,
-    leadingComment,
-    multiple,
-    broken: true,
-  });
+  const out = new KeyBuilder(text);
 
   while (i < n) {
     const c = text.charCodeAt(i);
@@ -311,34 +346,35 @@ export function lex(text: string): Lexed {
       let j = i + 2;
       while (j < n && text.charCodeAt(j) !== 10 && text.charCodeAt(j) !== 13) j++;
       if (!sawToken && leadingComment === undefined) leadingComment = text.slice(i + 2, j);
-      drop(i, j);
+      out.drop(i, j);
       i = j;
       continue;
     }
     if (c === 47 && text.charCodeAt(i + 1) === 42) {
       const j = endOfBlockComment(text, i + 2);
-      if (j < 0) return broken();
+      if (j < 0) return brokenLex(text, maxParam, leadingComment, multiple);
       if (!sawToken && leadingComment === undefined) leadingComment = text.slice(i + 2, j - 2);
-      drop(i, j);
+      out.drop(i, j);
       i = j;
       continue;
     }
-    token();
+    if (sawSemicolon) multiple = true;
+    sawToken = true;
     if (c === 39) {
       const end = endOfQuoted(text, i + 1, 39, false);
-      if (end < 0) return broken();
-      if (prev !== Prev.Other) {
-        lift(i, end + 1, { kind: "string", text: text.slice(i + 1, end).replaceAll("''", "'") }, "\0s");
+      if (end < 0) return brokenLex(text, maxParam, leadingComment, multiple);
+      if (prev !== PREV_OTHER) {
+        out.lift(i, end + 1, { kind: "string", text: text.slice(i + 1, end).replaceAll("''", "'") }, "\0s");
       }
       i = end + 1;
-      prev = Prev.Other;
+      prev = PREV_OTHER;
       continue;
     }
     if (c === 34) {
       const end = endOfQuoted(text, i + 1, 34, false);
-      if (end < 0) return broken();
+      if (end < 0) return brokenLex(text, maxParam, leadingComment, multiple);
       i = end + 1;
-      prev = Prev.Other;
+      prev = PREV_OTHER;
       continue;
     }
     if (c === 36) {
@@ -352,22 +388,22 @@ export function lex(text: string): Lexed {
         }
         if (value > maxParam) maxParam = value;
         i = j;
-        prev = Prev.Other;
+        prev = PREV_OTHER;
         continue;
       }
       const tagEnd = dollarTagEnd(text, i);
       if (tagEnd > 0) {
         const tag = text.slice(i, tagEnd);
         const close = text.indexOf(tag, tagEnd);
-        if (close < 0) return broken();
-        if (prev !== Prev.Other)
-          lift(i, close + tag.length, { kind: "string", text: text.slice(tagEnd, close) }, "\0d");
+        if (close < 0) return brokenLex(text, maxParam, leadingComment, multiple);
+        if (prev !== PREV_OTHER)
+          out.lift(i, close + tag.length, { kind: "string", text: text.slice(tagEnd, close) }, "\0d");
         i = close + tag.length;
-        prev = Prev.Other;
+        prev = PREV_OTHER;
         continue;
       }
       i++;
-      prev = Prev.Other;
+      prev = PREV_OTHER;
       continue;
     }
     if (isIdentStart(c)) {
@@ -379,9 +415,9 @@ export function lex(text: string): Lexed {
         const word = text.slice(i, j).toLowerCase();
         if (word === "e" || word === "b" || word === "x" || word === "n") {
           const end = endOfQuoted(text, j + 1, 39, word === "e");
-          if (end < 0) return broken();
+          if (end < 0) return brokenLex(text, maxParam, leadingComment, multiple);
           i = end + 1;
-          prev = Prev.Other;
+          prev = PREV_OTHER;
           continue;
         }
       }
@@ -389,22 +425,21 @@ export function lex(text: string): Lexed {
         const quote = text.charCodeAt(j + 1);
         if (quote === 39 || quote === 34) {
           const end = endOfQuoted(text, j + 2, quote, false);
-          if (end < 0) return broken();
+          if (end < 0) return brokenLex(text, maxParam, leadingComment, multiple);
           i = end + 1;
-          prev = Prev.Other;
+          prev = PREV_OTHER;
           continue;
         }
       }
-      const word = j - i <= 9 ? text.slice(i, j).toLowerCase() : "";
-      prev = LIFT_AFTER_KEYWORDS.has(word) ? Prev.LiftKeyword : Prev.Other;
+      prev = isLiftKeyword(text, i, j) ? PREV_LIFT_KEYWORD : PREV_OTHER;
       i = j;
       continue;
     }
     if (isDigit(c) || (c === 46 && isDigit(text.charCodeAt(i + 1)))) {
       const num = scanNumber(text, i);
-      if (num.liftable && prev !== Prev.Other) {
+      if (num.liftable && prev !== PREV_OTHER) {
         const written = text.slice(i, num.end);
-        lift(
+        out.lift(
           i,
           num.end,
           num.integer ? normaliseInteger(written, false) : { kind: "numeric", text: written },
@@ -412,7 +447,7 @@ export function lex(text: string): Lexed {
         );
       }
       i = num.end;
-      prev = Prev.Other;
+      prev = PREV_OTHER;
       continue;
     }
     if (isOpChar(c)) {
@@ -432,58 +467,60 @@ export function lex(text: string): Lexed {
       const unaryMinus =
         last === 45 &&
         (isDigit(text.charCodeAt(j)) || (text.charCodeAt(j) === 46 && isDigit(text.charCodeAt(j + 1)))) &&
-        (j - 1 === i ? prev !== Prev.Other : !hasNonArithmeticOpChar(text, i, j - 1));
+        (j - 1 === i ? prev !== PREV_OTHER : !hasNonArithmeticOpChar(text, i, j - 1));
       if (unaryMinus) {
         const num = scanNumber(text, j);
         // `::` and `[` bind tighter than unary minus: -1::int8 is -(1::int8), not a constant.
         if (num.liftable && !bindsTighterThanMinus(text, num.end)) {
           const written = text.slice(j, num.end);
-          lift(
+          out.lift(
             j - 1,
             num.end,
             num.integer ? normaliseInteger(written, true) : { kind: "numeric", text: `-${written}` },
             num.integer ? "\0i" : "\0n",
           );
           i = num.end;
-          prev = Prev.Other;
+          prev = PREV_OTHER;
           continue;
         }
       }
       i = j;
-      prev = Prev.Operator;
+      prev = PREV_OPERATOR;
       continue;
     }
     switch (c) {
       case 59: // ;
         sawSemicolon = true;
         sawToken = true;
-        prev = Prev.Start;
+        prev = PREV_START;
         i++;
         continue;
       case 40: // (
       case 91: // [
-        prev = Prev.OpenParen;
+        prev = PREV_OPEN;
         i++;
         continue;
       case 44: // ,
-        prev = Prev.Comma;
+        prev = PREV_COMMA;
         i++;
         continue;
       case 58: // : (and ::, := which precede type names / values)
-        prev = text.charCodeAt(i + 1) === 58 ? Prev.Other : Prev.Operator;
+        prev = text.charCodeAt(i + 1) === 58 ? PREV_OTHER : PREV_OPERATOR;
         i += text.charCodeAt(i + 1) === 58 ? 2 : 1;
         continue;
       default:
-        prev = Prev.Other;
+        prev = PREV_OTHER;
         i++;
     }
   }
-  if (copiedUpTo === 0) {
-    key = text;
-  } else {
-    key += text.slice(copiedUpTo);
-  }
-  return { shapeKey: key, literals, maxParam, leadingComment, multiple, broken: false };
+  return {
+    shapeKey: out.finish(),
+    literals: out.literals,
+    maxParam,
+    leadingComment,
+    multiple,
+    broken: false,
+  };
 }
 
 /** Rebuilds parseable SQL from a shape key: literal markers become `$k`, numbered after `firstParam - 1`. */

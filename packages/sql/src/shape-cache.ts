@@ -27,6 +27,14 @@ export class ShapeCache<V> {
     return entry.value;
   }
 
+  /** Like `get`, but a miss is not counted (for a look-up that has a slower path behind it). */
+  peek(key: string): V | undefined {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return undefined;
+    entry.used = true;
+    return entry.value;
+  }
+
   set(key: string, value: V): void {
     if (this.capacity === 0) return;
     const existing = this.#entries.get(key);

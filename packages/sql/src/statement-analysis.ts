@@ -17,7 +17,7 @@ import type {
   TableRef,
   TransactionControl,
 } from "./analysis.js";
-import type { AnalysisCore } from "./classify.js";
+import type { AnalysisCore, InsertCore } from "./classify.js";
 import { splitInsert } from "./insert-split.js";
 import { planGather, planMerge } from "./merge-plan.js";
 
@@ -55,6 +55,7 @@ export class StatementAnalysis implements Analysis {
     hints: Hints,
     schema: SchemaInfo,
     extra?: { console?: ConsoleCommand; unparsed?: boolean },
+    parts?: { readonly tables: readonly TableRef[]; readonly insertRows: InsertCore | undefined },
   ) {
     this.text = text;
     this.kind = core.kind;
@@ -70,7 +71,7 @@ export class StatementAnalysis implements Analysis {
     if (core.transaction !== undefined) this.transaction = core.transaction;
     this.sessionEffects = core.sessionEffects;
     this.blocks = core.blocks;
-    this.tables = core.tables;
+    this.tables = parts === undefined ? core.tables : parts.tables;
     this.links = core.links;
     this.crossJoins = core.crossJoins;
     this.flags = core.flags;
@@ -80,7 +81,7 @@ export class StatementAnalysis implements Analysis {
     if (extra?.console !== undefined) this.console = extra.console;
     if (extra?.unparsed === true) this.unparsed = true;
     this.#schema = schema;
-    const rows = core.insertRows;
+    const rows = parts === undefined ? core.insertRows : parts.insertRows;
     if (rows !== undefined) {
       const split = (which: readonly number[]): string => splitInsert(this.text, which);
       this.insert = {
