@@ -295,7 +295,112 @@ describe("transactions", () => {
   });
 });
 
+describe("COPY and EXPLAIN", () => {
+  it("routes COPY ... TO by the key inside it and refuses one that spans regions", async () => {
+    const psql = join(bindir, "psql");
+    const sql = "COPY (SELECT id, total FROM orders WHERE tenant_id = 'ines' ORDER BY id) TO STDOUT";
+    const viaProxy = await run(psql, [
+      "-X",
+      "-h",
+      "127.0.0.1",
+      "-p",
+      String(regions.proxy.port),
+      "-U",
+      "postgres",
+      "-d",
+      "shop",
+      "-c",
+      sql,
+    ]);
+    const server = regions.cluster.servers[0]!;
+    const direct = await run(psql, [
+      "-X",
+      "-h",
+      "127.0.0.1",
+      "-p",
+      String(server.port),
+      "-U",
+      "postgres",
+      "-d",
+      "reference",
+      "-c",
+      sql,
+    ]);
+    expect(viaProxy.code).toBe(0);
+    expect(viaProxy.stdout).toBe(direct.stdout);
+    expect(viaProxy.stdout.split("\n").filter(Boolean)).toHaveLength(5);
+    const client = await RawClient.connect({
+      host: "127.0.0.1",
+      port: regions.proxy.port,
+      user: "postgres",
+      database: "shop",
+    });
+    const refused = await client.query("COPY users TO STDOUT");
+    expect(refused.error?.code).toBe("0A000");
+    await client.close();
+  });
+
+  it("routes EXPLAIN to the region of the key it explains", async () => {
+    const client = new pg.Client({ connectionString: proxyUrl() });
+    await client.connect();
+    try {
+      const plan = await client.query("EXPLAIN (COSTS OFF) SELECT * FROM users WHERE tenant_id = 'bob'");
+      expect(plan.rows.map((r) => r["QUERY PLAN"]).join("\n")).toMatch(/users/);
+    } finally {
+      await client.end();
+    }
+  });
+});
+
 describe("session settings", () => {
+  it("forgets a SET whose transaction rolled back, as PostgreSQL does", async () => {
+    const client = new pg.Client({ connectionString: proxyUrl() });
+    await client.connect();
+    try {
+      const expectedDefault = (await regions.direct["us-east"].query("SHOW TimeZone")).rows[0].TimeZone;
+      await client.query("BEGIN");
+      await client.query("SET TimeZone = 'Asia/Tokyo'");
+      expect((await client.query("SHOW TimeZone")).rows[0].TimeZone).toBe("Asia/Tokyo");
+      await client.query("ROLLBACK");
+      for (const key of ["alice", "bob", "chandra"]) {
+        const r = await client.query(
+          "SELECT current_setting('TimeZone') AS tz FROM users WHERE tenant_id = $1 AND id = 1",
+          [key],
+        );
+        expect(r.rows[0].tz).toBe(expectedDefault);
+      }
+      await client.query("BEGIN");
+      await client.query("SET TimeZone = 'Asia/Kolkata'");
+      await client.query("COMMIT");
+      const r = await client.query(
+        "SELECT current_setting('TimeZone') AS tz FROM users WHERE tenant_id = 'chandra' AND id = 1",
+      );
+      expect(r.rows[0].tz).toBe("Asia/Kolkata");
+    } finally {
+      await client.end();
+    }
+  });
+
+  it("keeps a client with a temporary table on the connection that holds it, until DISCARD ALL", async () => {
+    const client = new pg.Client({ connectionString: proxyUrl() });
+    await client.connect();
+    try {
+      await client.query("/* geo: region=eu-west */ CREATE TEMP TABLE scratch (x int)");
+      await client.query("/* geo: region=eu-west */ INSERT INTO scratch VALUES (1), (2)");
+      await client.query("SELECT * FROM users WHERE tenant_id = 'alice'");
+      await client.query("SELECT * FROM users WHERE tenant_id = 'bob'");
+      const rows = await client.query("/* geo: region=eu-west */ SELECT sum(x)::int AS s FROM scratch");
+      expect(rows.rows[0].s).toBe(3);
+      await client.query("DISCARD ALL");
+      const gone = await client
+        .query("/* geo: region=eu-west */ SELECT 1 FROM scratch")
+        .catch((e: unknown) => e);
+      expect((gone as { code?: string }).code).toBe("42P01");
+    } finally {
+      await client.end();
+    }
+  });
+
   it("follow a client onto every pooled connection and never reach another client", async () => {
     const a = new pg.Client({ connectionString: proxyUrl() });
     const b = new pg.Client({ connectionString: proxyUrl() });
