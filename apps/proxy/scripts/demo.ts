@@ -260,10 +260,12 @@ async function main(): Promise<number> {
     } else {
       const message = error instanceof Error ? error.message : String(error);
       process.stderr.write(`geoproxy demo could not start: ${message}\n`);
-      if (message.includes("Address already in use"))
+      if (message.includes("Address already in use")) {
+        const port = /on port (\d+)/.exec(message)?.[1] ?? "5433, 5434 or 5435";
         process.stderr.write(
-          "A port examples/geoproxy.toml names (5433, 5434, 5435) is taken: stop what listens there and run the demo again.\n",
+          `Port ${port}, named by examples/geoproxy.toml, is taken: stop what listens there and run the demo again.\n`,
         );
+      }
     }
     return 1;
   }
