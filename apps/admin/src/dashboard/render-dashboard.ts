@@ -103,11 +103,12 @@ function regionTone(snapshot: ProxySnapshot, regionId: string): string {
 function renderRegions({ snapshot, history }: DashboardView): string {
   const bars: Bar[] = snapshot.regions.map((region) => {
     const rate = history.recentRate((sample) => sample.byRegion[region.id] ?? 0) ?? 0;
+    const tone = regionTone(snapshot, region.id);
     return {
       label: region.home ? `${region.id} (home)` : region.id,
       value: rate,
-      text: `${rate.toFixed(1)}/s`,
-      tone: regionTone(snapshot, region.id),
+      text: `${rate.toFixed(1)}/s${tone === "up" ? "" : `, primary ${tone}`}`,
+      tone,
     };
   });
   const rows = snapshot.regions

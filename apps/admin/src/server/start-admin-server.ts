@@ -127,7 +127,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Run
     logger: false,
     forceCloseConnections: true,
     return503OnClosing: true,
-    maxParamLength: 512,
+    routerOptions: { maxParamLength: 512 },
     bodyLimit: 1024,
   });
 

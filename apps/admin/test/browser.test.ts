@@ -1,0 +1,108 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type BrowserContext, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ProxyMetrics, type RunningAdminServer, startAdminServer } from "../src/index.js";
+import { FakeSource, REGIONS, runStatement } from "./fake-source.js";
+
+/** The page's own `document`, for functions that run inside the browser (the tests compile without DOM types). */
+declare const document: { querySelector(selector: string): { textContent: string | null } | null };
+
+const CHROMIUM = "/usr/bin/chromium";
+const OUTPUT = join(dirname(fileURLToPath(import.meta.url)), "..", "test-output");
+
+let metrics: ProxyMetrics;
+let source: FakeSource;
+let admin: RunningAdminServer;
+let context: BrowserContext;
+let profile: string;
+let workload: NodeJS.Timeout | undefined;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`headless Chromium is missing at ${CHROMIUM}: apt-get install -y chromium`);
+  }
+  metrics = new ProxyMetrics({
+    node: "geo-browser",
+    homeRegion: "eu-west",
+    regions: REGIONS,
+    processMetrics: false,
+  });
+  source = new FakeSource(metrics);
+  source.alerts = [
+    {
+      name: "backend_down",
+      subject: "ap.db:5432",
+      message: "three probes failed",
+      since: new Date().toISOString(),
+    },
+  ];
+  admin = await startAdminServer({ host: "127.0.0.1", port: 0, source, metrics, password: "s3cret" });
+  profile = mkdtempSync(join(tmpdir(), "geo-admin-chromium-"));
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+    httpCredentials: { username: "operator", password: "s3cret" },
+  });
+});
+
+afterAll(async () => {
+  if (workload !== undefined) clearInterval(workload);
+  await context?.close();
+  await admin?.close();
+  if (profile !== undefined) rmSync(profile, { recursive: true, force: true });
+});
+
+describe("the dashboard in a real browser", () => {
+  it("goes live under its Content-Security-Policy and shows numbers changing within seconds", async () => {
+    const page = await context.newPage();
+    const violations: string[] = [];
+    page.on("console", (message) => {
+      if (message.type() === "error") violations.push(message.text());
+    });
+    let i = 0;
+    workload = setInterval(() => {
+      for (let n = 0; n < 40; n++) runStatement(metrics, i++);
+      metrics.observeStatement("distributed_write", 0.02 + (i % 5) / 100);
+      metrics.countTransaction("two_phase_committed");
+    }, 100);
+
+    const response = await page.goto(admin.url, { waitUntil: "domcontentloaded" });
+    expect(response?.status()).toBe(200);
+    expect(response?.headers()["content-security-policy"]).toContain("script-src 'sha256-");
+
+    const total = page.locator('[data-live="statements-total"]');
+    const before = await total.innerText();
+    // "live" is written only by the inline script on an update: it ran, so its hash was allowed.
+    await page.locator("#state", { hasText: /^live$/ }).waitFor({ timeout: 5_000 });
+    await page.waitForFunction(
+      (previous) => document.querySelector('[data-live="statements-total"]')?.textContent !== previous,
+      before,
+      { timeout: 5_000 },
+    );
+    const after = await total.innerText();
+    expect(Number(after.replaceAll(",", ""))).toBeGreaterThan(Number(before.replaceAll(",", "")));
+    await expect(page.locator("#alerts li").first().innerText()).resolves.toContain("backend_down");
+    expect(await page.locator("#regions svg.bars rect").count()).toBe(3);
+    expect(violations.filter((text) => /Content Security Policy/i.test(text))).toEqual([]);
+
+    // Let the sparklines gather a few points before the picture.
+    await page.waitForTimeout(3_000);
+    mkdirSync(OUTPUT, { recursive: true });
+    const shot = join(OUTPUT, "dashboard.png");
+    await page.screenshot({ path: shot, fullPage: true });
+    expect(existsSync(shot)).toBe(true);
+  });
+});
