@@ -84,7 +84,7 @@ describe("the dashboard in a real browser", () => {
     expect(response?.headers()["content-security-policy"]).toContain("script-src 'sha256-");
 
     const total = page.locator('[data-live="statements-total"]');
-    const before = await total.innerText();
+    const before = (await total.textContent()) ?? "";
     // "live" is written only by the inline script on an update: it ran, so its hash was allowed.
     await page.locator("#state", { hasText: /^live$/ }).waitFor({ timeout: 5_000 });
     await page.waitForFunction(
@@ -92,9 +92,9 @@ describe("the dashboard in a real browser", () => {
       before,
       { timeout: 5_000 },
     );
-    const after = await total.innerText();
+    const after = (await total.textContent()) ?? "";
     expect(Number(after.replaceAll(",", ""))).toBeGreaterThan(Number(before.replaceAll(",", "")));
-    await expect(page.locator("#alerts li").first().innerText()).resolves.toContain("backend_down");
+    await expect(page.locator("#alerts li").first().textContent()).resolves.toContain("backend_down");
     expect(await page.locator("#regions svg.bars rect").count()).toBe(3);
     expect(violations.filter((text) => /Content Security Policy/i.test(text))).toEqual([]);
 
