@@ -117,6 +117,11 @@ describe("ProxyMetrics", () => {
     expect(value(duration, `${duration.name}_count`, { plan: "one_region" })).toBe(2);
     expect(value(duration, `${duration.name}_bucket`, { plan: "one_region", le: "0.0025" })).toBe(1);
     expect(value(duration, `${duration.name}_sum`, { plan: "scatter" })).toBeCloseTo(0.03);
+    metrics.observeStatement("refused", 0.005);
+    const edge = family(parsePrometheusText(await metrics.render()), duration.name);
+    expect(value(edge, `${duration.name}_bucket`, { plan: "refused", le: "0.0025" })).toBe(0);
+    expect(value(edge, `${duration.name}_bucket`, { plan: "refused", le: "0.005" })).toBe(1);
+    expect(value(edge, `${duration.name}_bucket`, { plan: "refused", le: "+Inf" })).toBe(1);
     const regions = family(families, "geoproxy_region_statements_total");
     expect(value(regions, regions.name, { region: "eu-west" })).toBe(2);
     expect(value(regions, regions.name, { region: "us-east" })).toBe(1);

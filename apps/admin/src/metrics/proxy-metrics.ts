@@ -1,4 +1,4 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import type {
   Alert,
   CacheStatus,
@@ -15,6 +15,7 @@ import {
   TRANSACTION_OUTCOMES,
   type TransactionOutcome,
 } from "../source/kinds.js";
+import { BucketHistogram } from "./bucket-histogram.js";
 import { LatencyWindow } from "./latency-window.js";
 
 /** Upper bounds of the latency histogram, in seconds: a local round trip to a cross-ocean commit. */
@@ -54,8 +55,6 @@ const SQLSTATE_SHAPE = /^[0-9A-Z]{5}$/;
 const MAX_OPEN_LABEL_VALUES = 512;
 const PERCENTILE_RANKS = [50, 95, 99] as const;
 
-type CounterChild = ReturnType<Counter<string>["labels"]>;
-type HistogramChild = ReturnType<Histogram<string>["labels"]>;
 type CollectorName = keyof MetricCollectors;
 
 /**
@@ -79,20 +78,14 @@ export class ProxyMetrics {
   readonly homeRegion: string;
 
   #collectors: MetricCollectors;
-  readonly #durationByPlan: Record<PlanKind, HistogramChild>;
+  readonly #duration: BucketHistogram<PlanKind>;
   readonly #windowByPlan: Record<PlanKind, LatencyWindow>;
   readonly #countByPlan: Record<PlanKind, number>;
-  readonly #errors: Counter<"sqlstate">;
-  readonly #errorChildren = new Map<string, { child: CounterChild; count: number }>();
-  readonly #regionStatements: Counter<"region">;
-  readonly #regionChildren = new Map<string, { child: CounterChild; count: number }>();
-  readonly #leftHome: Counter<string>;
+  readonly #errorCounts = new Map<string, number>();
+  readonly #regionCounts = new Map<string, number>();
   #leftHomeCount = 0;
-  readonly #readChildren: Record<ReadFinish, CounterChild>;
   readonly #readCounts: Record<ReadFinish, number>;
-  readonly #transactionChildren: Record<TransactionOutcome, CounterChild>;
   readonly #transactionCounts: Record<TransactionOutcome, number>;
-  readonly #clients: Gauge<string>;
   #clientCount = 0;
   readonly #collectFailures: Counter<"collector">;
 
@@ -102,6 +95,7 @@ export class ProxyMetrics {
     this.#collectors = options.collectors ?? {};
     const registers = [this.registry];
     const windowSize = options.latencyWindow ?? 512;
+    const metrics = this;
 
     const info = new Gauge({
       name: "geoproxy_info",
@@ -111,64 +105,74 @@ export class ProxyMetrics {
     });
     info.labels(options.node, options.homeRegion).set(1);
 
-    const duration = new Histogram({
+    this.#duration = new BucketHistogram({
       name: "geoproxy_statement_duration_seconds",
       help: "Time from a statement's arrival to its last reply byte, by plan kind.",
-      labelNames: ["plan"] as const,
-      buckets: [...(options.buckets ?? DEFAULT_LATENCY_BUCKETS)],
-      registers,
+      label: "plan",
+      values: PLAN_KINDS,
+      bounds: options.buckets ?? DEFAULT_LATENCY_BUCKETS,
     });
-    this.#durationByPlan = byKey(PLAN_KINDS, (plan) => {
-      duration.zero({ plan });
-      return duration.labels(plan);
-    });
+    this.#duration.register(this.registry);
     this.#windowByPlan = byKey(PLAN_KINDS, () => new LatencyWindow(windowSize));
     this.#countByPlan = byKey(PLAN_KINDS, () => 0);
+    this.#readCounts = byKey(READ_FINISHES, () => 0);
+    this.#transactionCounts = byKey(TRANSACTION_OUTCOMES, () => 0);
+    for (const region of options.regions) this.#regionCounts.set(region, 0);
 
-    this.#errors = new Counter({
+    // The statement path only adds to plain numbers; each counter below copies them at scrape time.
+    new Counter({
       name: "geoproxy_errors_total",
       help: "Errors sent to clients, by SQLSTATE.",
       labelNames: ["sqlstate"] as const,
       registers,
+      collect() {
+        copyCounts(this, "sqlstate", metrics.#errorCounts);
+      },
     });
-
-    this.#regionStatements = new Counter({
+    new Counter({
       name: "geoproxy_region_statements_total",
       help: "Statements sent to each region; a statement over several regions counts once in each.",
       labelNames: ["region"] as const,
       registers,
+      collect() {
+        copyCounts(this, "region", metrics.#regionCounts);
+      },
     });
-    for (const region of options.regions) this.#regionEntry(region);
-
-    this.#leftHome = new Counter({
+    new Counter({
       name: "geoproxy_statements_left_home_total",
       help: "Statements that ran in at least one region other than the home region.",
       registers,
+      collect() {
+        this.reset();
+        this.inc(metrics.#leftHomeCount);
+      },
     });
-    this.#leftHome.inc(0);
-
-    const reads = new Counter({
+    new Counter({
       name: "geoproxy_multi_region_reads_total",
       help: "Reads over several regions, by how their answer was finished.",
       labelNames: ["finish"] as const,
       registers,
+      collect() {
+        copyCounts(this, "finish", Object.entries(metrics.#readCounts));
+      },
     });
-    this.#readChildren = byKey(READ_FINISHES, (finish) => withZero(reads.labels(finish)));
-    this.#readCounts = byKey(READ_FINISHES, () => 0);
-
-    const transactions = new Counter({
+    new Counter({
       name: "geoproxy_transactions_total",
       help: "Transactions by how they ended; in_doubt: decided but not yet acknowledged everywhere.",
       labelNames: ["outcome"] as const,
       registers,
+      collect() {
+        copyCounts(this, "outcome", Object.entries(metrics.#transactionCounts));
+      },
     });
-    this.#transactionChildren = byKey(TRANSACTION_OUTCOMES, (outcome) =>
-      withZero(transactions.labels(outcome)),
-    );
-    this.#transactionCounts = byKey(TRANSACTION_OUTCOMES, () => 0);
-
-    this.#clients = new Gauge({ name: "geoproxy_clients", help: "Client connections open now.", registers });
-    this.#clients.set(0);
+    new Gauge({
+      name: "geoproxy_clients",
+      help: "Client connections open now.",
+      registers,
+      collect() {
+        this.set(metrics.#clientCount);
+      },
+    });
 
     this.#defineCollected(registers);
     // Registered after the collected families, so a failure is counted in the same scrape.
@@ -188,7 +192,7 @@ export class ProxyMetrics {
 
   /** One statement answered (or refused) after `seconds`. */
   observeStatement(plan: PlanKind, seconds: number): void {
-    this.#durationByPlan[plan].observe(seconds);
+    this.#duration.observe(plan, seconds);
     this.#windowByPlan[plan].add(seconds);
     this.#countByPlan[plan] += 1;
   }
@@ -197,51 +201,37 @@ export class ProxyMetrics {
   countRegions(regions: readonly string[]): void {
     let leftHome = false;
     for (const region of regions) {
-      const entry = this.#regionEntry(region);
-      entry.child.inc();
-      entry.count += 1;
+      const count = this.#regionCounts.get(region);
+      if (count !== undefined) this.#regionCounts.set(region, count + 1);
+      else bumpOpen(this.#regionCounts, region);
       if (region !== this.homeRegion) leftHome = true;
     }
-    if (leftHome) {
-      this.#leftHome.inc();
-      this.#leftHomeCount += 1;
-    }
+    if (leftHome) this.#leftHomeCount += 1;
   }
 
   /** One error sent to a client. A value that is not five digits or capitals counts as `XX000`. */
   countError(sqlstate: string): void {
-    const code = SQLSTATE_SHAPE.test(sqlstate) ? sqlstate : "XX000";
-    let entry = this.#errorChildren.get(code);
-    if (entry === undefined) {
-      const label = this.#errorChildren.size < MAX_OPEN_LABEL_VALUES ? code : "other";
-      entry = this.#errorChildren.get(label) ?? { child: this.#errors.labels(label), count: 0 };
-      this.#errorChildren.set(label, entry);
-    }
-    entry.child.inc();
-    entry.count += 1;
+    const count = this.#errorCounts.get(sqlstate);
+    if (count !== undefined) this.#errorCounts.set(sqlstate, count + 1);
+    else bumpOpen(this.#errorCounts, SQLSTATE_SHAPE.test(sqlstate) ? sqlstate : "XX000");
   }
 
   /** One read over several regions, finished as `finish` says. */
   countMultiRegionRead(finish: ReadFinish): void {
-    this.#readChildren[finish].inc();
     this.#readCounts[finish] += 1;
   }
 
   /** One transaction ended. */
   countTransaction(outcome: TransactionOutcome): void {
-    this.#transactionChildren[outcome].inc();
     this.#transactionCounts[outcome] += 1;
   }
 
   clientConnected(): void {
     this.#clientCount += 1;
-    this.#clients.inc();
   }
 
   clientDisconnected(): void {
-    if (this.#clientCount === 0) return;
-    this.#clientCount -= 1;
-    this.#clients.dec();
+    if (this.#clientCount > 0) this.#clientCount -= 1;
   }
 
   /** Client connections open now, as counted by the two methods above. */
@@ -252,9 +242,9 @@ export class ProxyMetrics {
   /** Cumulative traffic, in the shape of {@link ProxySnapshot.traffic}. */
   traffic(): TrafficCounts {
     const byRegion: Record<string, number> = {};
-    for (const [region, entry] of this.#regionChildren) byRegion[region] = entry.count;
+    for (const [region, count] of this.#regionCounts) byRegion[region] = count;
     const errors: Record<string, number> = {};
-    for (const [code, entry] of this.#errorChildren) errors[code] = entry.count;
+    for (const [code, count] of this.#errorCounts) errors[code] = count;
     let statements = 0;
     for (const plan of PLAN_KINDS) statements += this.#countByPlan[plan];
     return {
@@ -289,19 +279,6 @@ export class ProxyMetrics {
   /** The Content-Type of {@link render}'s text. */
   get contentType(): string {
     return this.registry.contentType;
-  }
-
-  #regionEntry(region: string): { child: CounterChild; count: number } {
-    let entry = this.#regionChildren.get(region);
-    if (entry === undefined) {
-      const label = this.#regionChildren.size < MAX_OPEN_LABEL_VALUES ? region : "other";
-      entry = this.#regionChildren.get(label) ?? {
-        child: withZero(this.#regionStatements.labels(label)),
-        count: 0,
-      };
-      this.#regionChildren.set(region, entry);
-    }
-    return entry;
   }
 
   #read<T>(name: CollectorName, read: () => T): T | undefined {
@@ -442,10 +419,24 @@ function byKey<K extends string, V>(keys: readonly K[], make: (key: K) => V): Re
   return out;
 }
 
-/** Makes the series exist at 0 before its first event, so rates work from the first scrape. */
-function withZero(child: CounterChild): CounterChild {
-  child.inc(0);
-  return child;
+/** Sets a labelled counter to the given counts (at scrape time; counts only grow). */
+function copyCounts(counter: Counter<string>, label: string, counts: Iterable<[string, number]>): void {
+  counter.reset();
+  for (const [value, count] of counts) counter.inc({ [label]: value }, count);
+}
+
+/**
+ * Counts a label value not seen before. Open-ended values (an unknown region, many SQLSTATEs) are
+ * kept up to a bound, past which they share `other`, so a flood of odd values cannot grow memory.
+ */
+function bumpOpen(counts: Map<string, number>, value: string): void {
+  const existing = counts.get(value);
+  if (existing !== undefined) {
+    counts.set(value, existing + 1);
+    return;
+  }
+  const label = counts.size < MAX_OPEN_LABEL_VALUES ? value : "other";
+  counts.set(label, (counts.get(label) ?? 0) + 1);
 }
 
 /** Moves a counter fed from a cumulative source to `current`; a source that went back restarts it. */

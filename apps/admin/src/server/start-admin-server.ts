@@ -197,7 +197,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Run
     return reply.type("text/html; charset=utf-8").send(renderPage({ snapshot, history }));
   });
 
-  app.get("/events", (request: FastifyRequest, reply: FastifyReply) => {
+  app.get("/events", { exposeHeadRoute: false }, (request: FastifyRequest, reply: FastifyReply) => {
     if (streams.full) {
       return reply
         .code(503)
