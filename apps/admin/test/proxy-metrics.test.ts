@@ -135,8 +135,8 @@ describe("ProxyMetrics", () => {
     expect(value(txns, txns.name, { outcome: "in_doubt" })).toBe(1);
     expect(family(families, "geoproxy_clients").samples[0]?.value).toBe(1);
     expect(metrics.traffic()).toMatchObject({
-      statements: 3,
-      byPlan: { one_region: 2, scatter: 1 },
+      statements: 4,
+      byPlan: { one_region: 2, scatter: 1, refused: 1 },
       byRegion: { "eu-west": 2, "us-east": 1, "ap-south": 1 },
       leftHome: 2,
       errors: { "0A000": 2, XX000: 1 },
