@@ -116,7 +116,7 @@ describe("extended protocol", () => {
         "CommandComplete",
         "ReadyForQuery",
       ]);
-      const row = messages.find((m) => m.type === "DataRow") as { values: (Buffer | null)[] };
+      const row = messages.find((m) => m.type === "DataRow") as { values: readonly (Buffer | null)[] };
       rows.push(row.values[0]!.toString());
     }
     expect(rows).toEqual(["alice", "bob", "chandra"]);

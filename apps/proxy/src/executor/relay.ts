@@ -150,16 +150,62 @@ export class Relay {
     }
   }
 
+  /**
+   * Relayed frames arrive one by one as views into the backend's read buffer, usually back to
+   * back. Adjacent views are joined and written once per tick (the views stay valid until the
+   * backend's next read, which comes after this tick), so a result of small rows costs one
+   * socket write per chunk read rather than one per row.
+   */
   private send(bytes: Buffer, from: Leg | null): void {
-    if (this.client.write(bytes) || from === null || this.pausedLeg !== null) return;
+    const pending = this.pendingBytes;
+    if (
+      from !== null &&
+      pending !== null &&
+      from === this.pendingLeg &&
+      bytes.buffer === pending.buffer &&
+      bytes.byteOffset === pending.byteOffset + pending.length
+    ) {
+      this.pendingBytes = Buffer.from(pending.buffer, pending.byteOffset, pending.length + bytes.length);
+      return;
+    }
+    this.flush();
+    if (from === null) {
+      this.client.write(bytes);
+      return;
+    }
+    this.pendingBytes = bytes;
+    this.pendingLeg = from;
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      process.nextTick(flushRelay, this);
+    }
+  }
+
+  private pendingBytes: Buffer | null = null;
+  private pendingLeg: Leg | null = null;
+  private flushScheduled = false;
+
+  /** Writes the joined frames; pauses their backend while the client's socket is full. */
+  flush(): void {
+    const bytes = this.pendingBytes;
+    const from = this.pendingLeg;
+    this.pendingBytes = null;
+    this.pendingLeg = null;
+    if (bytes === null || from === null) return;
+    if (this.client.write(bytes) || this.pausedLeg !== null) return;
     // The client reads slower than the backend sends: stop reading the backend until it catches up.
-    const leg = from;
-    this.pausedLeg = leg;
-    leg.connection.pause();
+    this.pausedLeg = from;
+    from.connection.pause();
     this.client.onDrain(() => {
       this.pausedLeg = null;
-      leg.connection.resume();
+      from.connection.resume();
     });
+  }
+
+  /** @internal The scheduled flush at the end of the tick. */
+  scheduledFlush(): void {
+    this.flushScheduled = false;
+    this.flush();
   }
 
   /** After an error in extended mode, the backend ignores everything up to Sync: so does the output. */
@@ -271,6 +317,10 @@ export class Relay {
     }
     this.pump();
   }
+}
+
+function flushRelay(relay: Relay): void {
+  relay.scheduledFlush();
 }
 
 function endsUnit(kind: UnitKind, code: number): boolean {

@@ -328,8 +328,13 @@ export class ExtendedQuery {
       return;
     }
     const region = session.runtime.router.describeRegion(statement.analysis);
+    // Outside a transaction, a connection taken only to describe is synced and given back at
+    // once (pipelined, no extra round trip): the Bind that follows may well go elsewhere.
+    const borrowed =
+      session.txn === null && !session.batchLegs.has(region) && session.pinnedLeg?.region !== region;
+    const mode: StatementMode = borrowed ? { extended: false, final: false } : EXTENDED;
     const describeRoute: Route = { kind: "region", region, readOnly: true, anywhere: false };
-    await session.runRouted(statement.analysis, describeRoute, EXTENDED, (leg) => {
+    await session.runRouted(statement.analysis, describeRoute, mode, (leg) => {
       const name = this.prepareOn(leg, statement);
       session.relay.expect({
         leg,
@@ -341,7 +346,12 @@ export class ExtendedQuery {
           if (!isProtocolFault(description)) statement.describedTypes = description.typeOids;
         },
       });
-      leg.write(encodeDescribe({ target: "S", name }));
+      if (!borrowed) {
+        leg.write(encodeDescribe({ target: "S", name }));
+        return;
+      }
+      session.relay.expect({ leg, kind: "sync", mode: "silent", done: () => session.releaseLeg(leg) });
+      leg.write([encodeDescribe({ target: "S", name }), Messages.sync]);
     });
   }
 

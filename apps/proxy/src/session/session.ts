@@ -821,6 +821,7 @@ export class Session {
   /** Sends a FATAL error and closes this client only. */
   fatal(error: PgError): void {
     if (this.phase === "closed") return;
+    this.relay.flush();
     this.writer.write(encodeErrorResponse(error));
     this.close();
   }
@@ -828,6 +829,7 @@ export class Session {
   close(): void {
     if (this.phase === "closed") return;
     this.phase = "closed";
+    this.relay.flush();
     this.writer.uncork();
     this.socket.end();
     this.socket.destroySoon?.();
