@@ -10,12 +10,15 @@ import { parseOne } from "./parser.js";
 import {
   refuseInsertValuesBroadcast,
   refuseLockingAcrossRegions,
+  refuseNonRegionalWrite,
   refuseNotCombinable,
   refusePerRegionUtility,
   refuseSelectIntoAcrossRegions,
   refuseVolatileAcrossRegions,
   refuseWritingCteAcrossRegions,
 } from "./refusals.js";
+import { nonRegionalBlock } from "./regional-safety.js";
+import { StatementWalker } from "./statement-walker.js";
 
 /** Sequence and seed state lives in each region, so these differ per region even per row. */
 const PER_REGION_STATE_FUNCTIONS: ReadonlySet<string> = new Set([
@@ -164,10 +167,11 @@ export function planMerge(analysis: Analysis, schema: SchemaInfo): MergePlan {
   switch (analysis.kind) {
     case "insert":
       if (analysis.insert !== undefined) return refuseInsertValuesBroadcast();
-      return { tier: "scatter-write", regionSql: analysis.text, movesRowData: false };
+      return scatterWrite(analysis, schema);
     case "update":
     case "delete":
     case "merge":
+      return scatterWrite(analysis, schema);
     case "ddl":
       return { tier: "scatter-write", regionSql: analysis.text, movesRowData: false };
     case "explain":
@@ -187,6 +191,18 @@ export function planMerge(analysis: Analysis, schema: SchemaInfo): MergePlan {
   }
 }
 
+/** A write sent as it is to every region: exact only if none of its sub-queries needs every region's rows. */
+function scatterWrite(analysis: Analysis, schema: SchemaInfo): MergePlan {
+  const tree = parseOne(analysis.text);
+  if (tree !== undefined) {
+    const why = nonRegionalBlock(new StatementWalker(schema).walkTop(tree), TOP_ONLY);
+    if (why !== undefined) return refuseNonRegionalWrite(why);
+  }
+  return { tier: "scatter-write", regionSql: analysis.text, movesRowData: false };
+}
+
+const TOP_ONLY: ReadonlySet<number> = new Set([0]);
+
 function assertNever(value: never): never {
   throw new TypeError(`unexpected ${String(value)}`);
 }
@@ -200,6 +216,8 @@ function planSelect(analysis: Analysis, schema: SchemaInfo): MergePlan {
   const select = nodeAs(parseOne(analysis.text), "SelectStmt");
   if (select === undefined) return refuseNotCombinable(analysis.command);
   if ((select.op ?? "SETOP_NONE") !== "SETOP_NONE") {
+    const arms = nonRegionalBlock(new StatementWalker(schema).walkTop({ SelectStmt: select }), TOP_ONLY);
+    if (arms !== undefined) return gather(analysis, schema, arms);
     if (isUnionAllOnly(select) && (select.sortClause?.length ?? 0) === 0) {
       const plan = concat(select, analysis.text);
       if (plan !== undefined) return plan;
@@ -209,6 +227,8 @@ function planSelect(analysis: Analysis, schema: SchemaInfo): MergePlan {
   if (select.valuesLists !== undefined && (select.fromClause?.length ?? 0) === 0) {
     return refuseNotCombinable("VALUES");
   }
+  const nonRegional = nonRegionalBlock(new StatementWalker(schema).walkTop({ SelectStmt: select }), TOP_ONLY);
+  if (nonRegional !== undefined) return gather(analysis, schema, nonRegional);
   const facts = topLevelFacts(select, schema);
   if (facts.volatileOncePerStatement.size > 0)
     return refuseVolatileAcrossRegions([...facts.volatileOncePerStatement].sort());

@@ -71,3 +71,10 @@ export function refuseGatherUnsupported(what: string): RefusedPlan {
     "constrain the statement to one key so one region answers, or make the smaller table global_replicated",
   );
 }
+
+export function refuseNonRegionalWrite(why: string): RefusedPlan {
+  return refused(
+    `a write with ${why} would use each region's share of the rows instead of all of them`,
+    "constrain the write to one key, or compute the value first and pass it as a parameter",
+  );
+}

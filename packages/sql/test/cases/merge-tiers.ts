@@ -86,4 +86,51 @@ export const mergeTiers: Case[] = [
   { sql: "COPY users TO STDOUT", expect: { merge: "refused" } },
   { sql: "SET search_path = a", expect: { merge: "refused" } },
   { sql: "UPDATE users SET active = false", expect: { merge: "scatter-write", moves: false } },
+  { sql: "WITH x AS (SELECT count(*) AS c FROM users) SELECT * FROM x", expect: { merge: "gather" } },
+  {
+    sql: "SELECT * FROM users WHERE age > (SELECT avg(age) FROM users)",
+    expect: { merge: "gather", cross: ["0-1"] },
+  },
+  {
+    sql: "SELECT *, (SELECT count(*) FROM orders o WHERE o.tenant_id = u.tenant_id) FROM users u",
+    expect: { merge: "concat", links: ["0-1"] },
+  },
+  {
+    sql: "SELECT u.*, l.n FROM users u CROSS JOIN LATERAL (SELECT count(*) AS n FROM orders o WHERE o.tenant_id = u.tenant_id) l ORDER BY l.n DESC LIMIT 5",
+    expect: { merge: "ordered" },
+  },
+  {
+    sql: "SELECT * FROM (SELECT tenant_id, count(*) FROM orders GROUP BY tenant_id) s",
+    expect: { merge: "concat" },
+  },
+  {
+    sql: "SELECT * FROM (SELECT o.tenant_id, count(*) FROM orders o GROUP BY o.tenant_id) s",
+    expect: { merge: "concat" },
+  },
+  {
+    sql: "SELECT * FROM (SELECT country, count(*) FROM orders GROUP BY country) s",
+    expect: { merge: "gather" },
+  },
+  { sql: "SELECT * FROM (SELECT * FROM users LIMIT 10) s", expect: { merge: "gather" } },
+  { sql: "SELECT * FROM (SELECT DISTINCT country FROM users) d", expect: { merge: "gather" } },
+  {
+    sql: "SELECT * FROM (SELECT tenant_id FROM users UNION SELECT tenant_id FROM orders) t",
+    expect: { merge: "gather" },
+  },
+  { sql: "SELECT count(*) FROM users UNION ALL SELECT count(*) FROM orders", expect: { merge: "gather" } },
+  { sql: "SELECT name FROM users UNION ALL SELECT note FROM orders", expect: { merge: "concat" } },
+  { sql: "UPDATE users SET x = (SELECT avg(age) FROM users)", expect: { merge: "refused" } },
+  {
+    sql: "INSERT INTO totals (tenant_id, n) SELECT tenant_id, count(*) FROM orders GROUP BY tenant_id",
+    expect: { merge: "scatter-write" },
+  },
+  { sql: "INSERT INTO totals SELECT count(*) FROM orders", expect: { merge: "refused" } },
+  {
+    sql: "DELETE FROM orders WHERE tenant_id IN (SELECT tenant_id FROM users LIMIT 5)",
+    expect: { merge: "refused" },
+  },
+  {
+    sql: "UPDATE users u SET n = (SELECT count(*) FROM orders o WHERE o.tenant_id = u.tenant_id)",
+    expect: { merge: "scatter-write", links: ["0-1"] },
+  },
 ];
