@@ -1,0 +1,105 @@
+import { MemoryDirectory, parseConfig } from "@geo/core";
+import { type RunningProxy, startProxy } from "@geo/proxy";
+import { type PgCluster, type PgServer, startCluster } from "@geo/testkit";
+import pg from "pg";
+import {
+  dataSql,
+  HOME_REGION,
+  type OracleRegion,
+  REGIONS,
+  SCHEMA_SQL,
+  TABLES_TOML,
+  TENANTS,
+} from "./schema.js";
+
+/** Where a client connects. */
+export interface Endpoint {
+  readonly host: string;
+  readonly port: number;
+  readonly user: string;
+  readonly database: string;
+}
+
+/** Three regions and a reference server loaded with the oracle's data, and geoproxy over the three. */
+export interface OracleWorld {
+  readonly reference: Endpoint;
+  readonly proxy: Endpoint;
+  readonly regions: readonly { readonly region: OracleRegion; readonly server: PgServer }[];
+  stop(): Promise<void>;
+}
+
+/** geoproxy's configuration for the three region servers (format: packages/core CONFIG.md). */
+export function oracleConfigToml(servers: readonly PgServer[]): string {
+  const regions = REGIONS.map((region, index) => {
+    const server = servers[index]!;
+    return `[[topology.regions]]
+id = "${region}"
+home = ${region === HOME_REGION}
+primary = { host = "${server.host}", port = ${server.port}, database = "${server.database}", user = "${server.user}" }
+`;
+  }).join("\n");
+  return `[server]
+host = "127.0.0.1"
+port = 0
+
+${regions}
+${TABLES_TOML}
+[pool]
+max = 4
+`;
+}
+
+async function load(server: PgServer, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: server.url });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Starts four PostgreSQL servers (three regions and the reference), creates the schema on each,
+ * loads each region's rows and every row into the reference, and starts geoproxy in this process.
+ */
+export async function startOracleWorld(
+  options: { logLevel?: "silent" | "error" | "warn" } = {},
+): Promise<OracleWorld> {
+  const cluster: PgCluster = await startCluster({ count: REGIONS.length + 1, initSql: SCHEMA_SQL });
+  let proxy: RunningProxy | undefined;
+  try {
+    const servers = cluster.servers;
+    const reference = servers[REGIONS.length]!;
+    await Promise.all([
+      ...REGIONS.map((region, index) => load(servers[index]!, dataSql(region))),
+      load(reference, dataSql("reference")),
+    ]);
+    const config = parseConfig(oracleConfigToml(servers), "oracle.toml");
+    const directory = new MemoryDirectory(TENANTS.map((tenant) => [tenant.key, tenant.region] as const));
+    proxy = await startProxy({ config, directory, port: 0, logLevel: options.logLevel ?? "silent" });
+    const running = proxy;
+    let stopping: Promise<void> | undefined;
+    return {
+      reference: {
+        host: reference.host,
+        port: reference.port,
+        user: reference.user,
+        database: reference.database,
+      },
+      proxy: { host: running.host, port: running.port, user: "postgres", database: "postgres" },
+      regions: REGIONS.map((region, index) => ({ region, server: servers[index]! })),
+      stop() {
+        stopping ??= (async () => {
+          await running.close({ timeoutMs: 1000 }).catch(() => {});
+          await cluster.stop();
+        })();
+        return stopping;
+      },
+    };
+  } catch (error) {
+    await proxy?.close({ timeoutMs: 0 }).catch(() => {});
+    await cluster.stop();
+    throw error;
+  }
+}
