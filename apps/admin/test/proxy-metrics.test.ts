@@ -211,3 +211,16 @@ describe("ProxyMetrics", () => {
     expect(family(families, "geoproxy_errors_total").samples).toEqual([]);
   });
 });
+
+describe("docs/metrics.md", () => {
+  it("documents exactly the geoproxy_ families the registry exposes", async () => {
+    const { readFileSync } = await import("node:fs");
+    const doc = readFileSync(new URL("../../../docs/metrics.md", import.meta.url), "utf8");
+    const documented = new Set([...doc.matchAll(/^\| `(geoproxy_[a-z_]+)`/gm)].map((m) => m[1]));
+    const { metrics } = metricsWithCollectors();
+    const exposed = new Set(
+      [...parsePrometheusText(await metrics.render()).keys()].filter((n) => n.startsWith("geoproxy_")),
+    );
+    expect([...documented].sort()).toEqual([...exposed].sort());
+  });
+});

@@ -64,6 +64,9 @@ describe("starting the admin port", () => {
     expect((await startError({ password: "" })).code).toBe("ADMIN_PASSWORD_EMPTY");
     expect((await startError({ port: 70_000 })).code).toBe("ADMIN_PORT_INVALID");
     expect((await startError({ tls: { cert: "x", key: "" } })).code).toBe("ADMIN_TLS_INCOMPLETE");
+    const noCert = await startError({ tls: { key: "x" } });
+    expect(noCert.code).toBe("ADMIN_TLS_INCOMPLETE");
+    expect(noCert.message).toContain("the cert is missing");
   });
 
   it("says which address could not be listened on", async () => {

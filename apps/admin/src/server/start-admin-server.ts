@@ -30,8 +30,12 @@ export interface AdminServerOptions {
   readonly port: number;
   /** `[admin] password`: HTTP Basic (any user name) or `Authorization: Bearer <password>`. */
   readonly password?: string;
-  /** PEM certificate and key (contents, not paths): serve HTTPS only. */
-  readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
+  /**
+   * PEM certificate and key (contents, not paths): serve HTTPS only. Both are required; one left
+   * out fails the start with `ADMIN_TLS_INCOMPLETE` (so `[admin] tls = true` without `[tls] cert`
+   * can be passed through as it is).
+   */
+  readonly tls?: { readonly cert?: string | Buffer; readonly key?: string | Buffer };
   readonly source: AdminSource;
   readonly metrics: ProxyMetrics;
   readonly logger?: AdminLogger;
@@ -86,9 +90,11 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Run
   if (password === "") throw emptyPassword();
   const loopback = isLoopbackHost(host);
   if (!loopback && password === undefined) throw passwordRequiredBeyondLoopback(host);
+  let pem: { cert: string | Buffer; key: string | Buffer } | undefined;
   if (tls !== undefined) {
-    if (tls.cert.length === 0) throw tlsIncomplete("cert");
-    if (tls.key.length === 0) throw tlsIncomplete("key");
+    if (tls.cert === undefined || tls.cert.length === 0) throw tlsIncomplete("cert");
+    if (tls.key === undefined || tls.key.length === 0) throw tlsIncomplete("key");
+    pem = { cert: tls.cert, key: tls.key };
   }
   if (!loopback && tls === undefined) {
     logger.warn(
@@ -123,7 +129,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Run
   if (first !== undefined) history.push(first, Date.now());
 
   const app = Fastify({
-    https: tls === undefined ? null : { cert: tls.cert, key: tls.key },
+    https: pem ?? null,
     logger: false,
     forceCloseConnections: true,
     return503OnClosing: true,
