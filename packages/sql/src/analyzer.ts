@@ -23,6 +23,9 @@ export { initSql };
 
 const DEFAULT_CACHE_SIZE = 4096;
 const DOORKEEPER_MASK = (1 << 14) - 1;
+/** Bulk statements are analysed without the caches, which would otherwise hold their whole text. */
+const MAX_CACHED_TEXT = 16 * 1024;
+const MAX_CACHED_SHAPE = 64 * 1024;
 
 /** FNV-1a over UTF-16 units: cheap, and only used to tell a repeat from a first sighting. */
 function textHash(text: string): number {
@@ -123,6 +126,7 @@ export class Analyzer {
       return seen;
     }
     const analysis = this.#analyzeText(text);
+    if (text.length > MAX_CACHED_TEXT) return analysis;
     // Admit a text on its second sighting only: a stream of ever-new literals would otherwise
     // churn this map for nothing. The doorkeeper remembers one hash per slot.
     const h = textHash(text);
@@ -277,7 +281,7 @@ export class Analyzer {
       this.#markUncacheable(lexed.shapeKey);
       return;
     }
-    this.#cache.set(lexed.shapeKey, entry);
+    if (lexed.shapeKey.length <= MAX_CACHED_SHAPE) this.#cache.set(lexed.shapeKey, entry);
   }
 
   #markUncacheable(key: string): void {
