@@ -483,7 +483,7 @@ export class Session {
             effect.kind === "discard"),
       );
       if (changesSettings) {
-        if (this.txn !== null) this.txn.settingsLeg = leg;
+        if (this.txn !== null) this.txn.settingsLegs.add(leg);
         else this.settings.markApplied(leg.connection.appliedSettings);
       }
       if (SessionPins.pins(analysis) && this.pins.pinned && this.pinnedLeg === null) {
@@ -735,15 +735,8 @@ export class Session {
     }
     await this.relay.idle();
     this.txn = null;
-    if (committed) {
-      if (txn.settingsLeg !== null && txn.settingsLeg.broken === null) {
-        this.settings.markApplied(txn.settingsLeg.connection.appliedSettings);
-      }
-    } else {
-      this.settings.restore(txn.settingsBefore);
-      txn.settingsLeg?.connection.appliedSettings.clear();
-      txn.settingsLeg?.connection.markDirty("settings");
-    }
+    if (!committed) this.settings.restore(txn.settingsBefore);
+    txn.settleSettings(committed, (applied) => this.settings.markApplied(applied));
     for (const leg of legs) {
       if (mode.extended && leg.broken === null && leg !== this.pinnedLeg) this.batchLegs.set(leg.region, leg);
       else this.releaseLeg(leg);
@@ -775,6 +768,29 @@ export class Session {
       });
       leg.write(encodeQuery({ sql }));
     });
+    const before = this.relay.errorsSent;
+    await this.relay.idle();
+    const txn = this.txn;
+    const settingsOnly = analysis.sessionEffects.every(
+      (effect) => effect.kind === "set" || effect.kind === "reset" || effect.kind === "set-config",
+    );
+    if (
+      txn === null ||
+      this.relay.errorsSent > before ||
+      !settingsOnly ||
+      analysis.sessionEffects.length === 0
+    ) {
+      return;
+    }
+    // Inside a block a setting holds in every region the block reaches: the legs already open get
+    // it now, later ones with their BEGIN (SET LOCAL) or with the session's settings (SET).
+    const primary = txn.primaryLeg();
+    for (const leg of [...txn.legs.values()]) {
+      if (leg === primary || leg.broken !== null) continue;
+      await this.runOnLeg(leg, sql, "quiet", mode.extended);
+      if (analysis.sessionEffects.some((effect) => !effect.local)) txn.settingsLegs.add(leg);
+    }
+    if (analysis.sessionEffects.every((effect) => effect.local)) txn.localSettings.push(sql);
     await this.relay.idle();
   }
 

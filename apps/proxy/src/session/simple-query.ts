@@ -176,6 +176,6 @@ async function finishImplicit(session: Session, txn: Transaction, commit: boolea
   await session.relay.idle();
   session.txn = null;
   if (!committed) session.settings.restore(txn.settingsBefore);
-  else if (txn.settingsLeg !== null) session.settings.markApplied(txn.settingsLeg.connection.appliedSettings);
+  txn.settleSettings(committed, (applied) => session.settings.markApplied(applied));
   for (const leg of legs) session.releaseLeg(leg);
 }

@@ -16,8 +16,10 @@ export class Transaction {
   failed = false;
   /** SAVEPOINT statements still open, oldest first, with their names. */
   readonly savepoints: { name: string; sql: string }[] = [];
-  /** The leg where the client's own SET/RESET ran inside this block: its settings are uncertain after a rollback. */
-  settingsLeg: Leg | null = null;
+  /** Legs where the client's own SET/RESET ran inside this block: their settings change with its outcome. */
+  readonly settingsLegs = new Set<Leg>();
+  /** SET LOCAL statements of this block, replayed on legs opened after them. */
+  readonly localSettings: string[] = [];
 
   constructor(
     /** The client's BEGIN, replayed on each region's connection. */
@@ -42,7 +44,24 @@ export class Transaction {
 
   /** The statements that open this block on a new connection. */
   openingSql(): string {
-    return [this.beginSql, ...this.savepoints.map((savepoint) => savepoint.sql)].join("; ");
+    return [this.beginSql, ...this.savepoints.map((savepoint) => savepoint.sql), ...this.localSettings].join(
+      "; ",
+    );
+  }
+
+  /**
+   * Settles the settings knowledge of the legs where the client's SETs ran: after a commit they
+   * hold the session's settings; after a rollback PostgreSQL undid them, so the pool resets them.
+   */
+  settleSettings(committed: boolean, markApplied: (applied: Map<string, string>) => void): void {
+    for (const leg of this.settingsLegs) {
+      if (leg.broken !== null) continue;
+      if (committed) markApplied(leg.connection.appliedSettings);
+      else {
+        leg.connection.appliedSettings.clear();
+        leg.connection.markDirty("settings");
+      }
+    }
   }
 
   savepoint(name: string, sql: string): void {
