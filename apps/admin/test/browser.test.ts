@@ -20,6 +20,26 @@ let context: BrowserContext;
 let profile: string;
 let workload: NodeJS.Timeout | undefined;
 
+/** Debian's Chromium with a fresh profile folder, logged in to the admin port. */
+function launch(userDataDir: string, javaScriptEnabled: boolean): Promise<BrowserContext> {
+  return chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    javaScriptEnabled,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+    httpCredentials: { username: "operator", password: "s3cret" },
+  });
+}
+
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`headless Chromium is missing at ${CHROMIUM}: apt-get install -y chromium`);
@@ -41,21 +61,7 @@ beforeAll(async () => {
   ];
   admin = await startAdminServer({ host: "127.0.0.1", port: 0, source, metrics, password: "s3cret" });
   profile = mkdtempSync(join(tmpdir(), "geo-admin-chromium-"));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-    httpCredentials: { username: "operator", password: "s3cret" },
-  });
+  context = await launch(profile, true);
 });
 
 afterAll(async () => {
@@ -104,5 +110,27 @@ describe("the dashboard in a real browser", () => {
     const shot = join(OUTPUT, "dashboard.png");
     await page.screenshot({ path: shot, fullPage: true });
     expect(existsSync(shot)).toBe(true);
+  });
+
+  it("reads and refreshes itself every five seconds with scripts off", async () => {
+    const quietProfile = mkdtempSync(join(tmpdir(), "geo-admin-chromium-"));
+    const quiet = await launch(quietProfile, false);
+    try {
+      const page = await quiet.newPage();
+      await page.goto(admin.url, { waitUntil: "load" });
+      await expect(page.locator("#state").textContent()).resolves.toBe("static, reloads every 5 s");
+      const before = Number(
+        ((await page.locator('[data-live="statements-total"]').textContent()) ?? "").replaceAll(",", ""),
+      );
+      for (let n = 0; n < 10; n++) runStatement(metrics, n);
+      await page.waitForEvent("load", { timeout: 8_000 });
+      const after = Number(
+        ((await page.locator('[data-live="statements-total"]').textContent()) ?? "").replaceAll(",", ""),
+      );
+      expect(after).toBeGreaterThan(before);
+    } finally {
+      await quiet.close();
+      rmSync(quietProfile, { recursive: true, force: true });
+    }
   });
 });
