@@ -10,7 +10,7 @@ import type {
 } from "./analysis.js";
 import { type AnalysisCore, classify, type InsertCore } from "./classify.js";
 import { readConsoleCommand } from "./console-command.js";
-import { multipleCommands, SqlAnalysisError } from "./errors.js";
+import { analysisFailed, multipleCommands, SqlAnalysisError } from "./errors.js";
 import { readHints } from "./hints.js";
 import { ANY, valuesOf } from "./key-lattice.js";
 import { arrayLiteralValues } from "./key-values.js";
@@ -193,7 +193,11 @@ export class Analyzer {
     try {
       return parseStatements(text);
     } catch (error) {
-      if (hints.region !== undefined && error instanceof SqlAnalysisError && error.code === "syntax-error")
+      if (
+        hints.region !== undefined &&
+        error instanceof SqlAnalysisError &&
+        (error.code === "syntax-error" || error.code === "analysis-failed")
+      )
         return undefined;
       throw error;
     }
@@ -217,7 +221,11 @@ export class Analyzer {
   #coldCore(text: string): AnalysisCore {
     const statements = parseStatements(text);
     if (statements.length > 1) throw multipleCommands();
-    return classify(statements[0]?.node, this.#schema);
+    try {
+      return classify(statements[0]?.node, this.#schema);
+    } catch (error) {
+      throw analysisFailed(error);
+    }
   }
 
   #cold(text: string, hints: Hints): Analysis {
@@ -225,7 +233,11 @@ export class Analyzer {
     try {
       core = this.#coldCore(text);
     } catch (error) {
-      if (hints.region !== undefined && error instanceof SqlAnalysisError && error.code === "syntax-error") {
+      if (
+        hints.region !== undefined &&
+        error instanceof SqlAnalysisError &&
+        (error.code === "syntax-error" || error.code === "analysis-failed")
+      ) {
         return this.#unparsed(text, hints);
       }
       throw error;
@@ -249,7 +261,11 @@ export class Analyzer {
     try {
       core = this.#coldCore(text);
     } catch (error) {
-      if (hints.region !== undefined && error instanceof SqlAnalysisError && error.code === "syntax-error") {
+      if (
+        hints.region !== undefined &&
+        error instanceof SqlAnalysisError &&
+        (error.code === "syntax-error" || error.code === "analysis-failed")
+      ) {
         return this.#unparsed(text, hints);
       }
       throw error;

@@ -79,3 +79,11 @@ export function parserNotLoaded(): SqlAnalysisError {
     hint: "await initSql() (or create the analyzer with await Analyzer.create(...)) before analysing",
   });
 }
+
+/** The analyser itself failed on a statement PostgreSQL accepted: an error for this statement only. */
+export function analysisFailed(cause: unknown): SqlAnalysisError {
+  return new SqlAnalysisError("analysis-failed", "XX000", "geoproxy could not analyse this statement", {
+    hint: "send it to one region with /* geo: region=<id> */, and report the statement",
+    cause,
+  });
+}
