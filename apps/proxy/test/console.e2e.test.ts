@@ -38,9 +38,12 @@ function psql(
     "-d",
     "shop",
   ];
-  const child = spawn(psqlPath, [...args, ...extra, "-c", sql], {
+  // A script of several lines goes through stdin, so psql sends each statement as a query of its own.
+  const input = sql.includes("\n") ? ["-v", "ON_ERROR_STOP=1", "-f", "-"] : ["-c", sql];
+  const child = spawn(psqlPath, [...args, ...extra, ...input], {
     env: { ...process.env, PGCONNECT_TIMEOUT: "10" },
   });
+  child.stdin.end(sql.includes("\n") ? sql : "");
   let stdout = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
@@ -94,6 +97,21 @@ describe("the console through the proxy, in front of three PostgreSQL servers", 
     } finally {
       await sql.end();
     }
+  });
+
+  it("answers inside a transaction without ending it", async () => {
+    const script = [
+      "BEGIN;",
+      "INSERT INTO users (tenant_id, id, name) VALUES ('alice', 99, 'Alice again');",
+      "WHERE IS users alice;",
+      "SELECT count(*) FROM users WHERE tenant_id = 'alice';",
+      "ROLLBACK;",
+      "SELECT count(*) FROM users WHERE tenant_id = 'alice';",
+    ].join("\n");
+    const { rows, stderr, status } = await psql(script);
+    expect(stderr).toBe("");
+    expect(status).toBe(0);
+    expect(rows).toEqual(["users|alice|eu-west|resident", "2", "1"]);
   });
 
   it("shows each region's pool in SHOW POOLS once the proxy has used it", async () => {
