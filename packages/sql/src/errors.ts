@@ -8,6 +8,7 @@ export const SQL_ERROR_CODES = [
   "unreadable-hint",
   "multiple-commands",
   "not-loaded",
+  "analysis-failed",
 ] as const;
 export type SqlErrorCode = (typeof SQL_ERROR_CODES)[number];
 
