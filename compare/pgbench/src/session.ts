@@ -44,6 +44,8 @@ async function withDirectClient<T>(backend: Backend, work: (client: pg.Client) =
     user: backend.user,
     database: backend.database,
   });
+  // A dropped connection also emits 'error'; the failing query or connect already reports it.
+  client.on("error", () => {});
   await client.connect();
   try {
     return await work(client);

@@ -52,7 +52,8 @@ export async function startGeoproxy(
   const proxy = startProcess(
     "geoproxy",
     process.execPath,
-    [cliPath, "serve", "--config", config],
+    // Warnings only, like PgBouncer's log_connections = 0 here: the proxy's work, not its logging.
+    [cliPath, "serve", "--config", config, "--log-level", "warn"],
     join(workDir, "geoproxy.log"),
   );
   await waitUntilListening(proxy, port);
