@@ -239,7 +239,7 @@ export async function runSession(options: BenchOptions, command: string): Promis
       `1-minute load average: ${loadAtStart} before the session, ${loadAverage()} after it`,
       `Session: ${options.rounds} interleaved rounds (each round runs every workload on every target in turn), ` +
         `${options.durationSeconds} s per run after a ${options.warmupSeconds} s warm-up per target, pgbench scale ${options.scale}, -j ${options.threads} for 16 clients, ` +
-        `geoproxy pool max ${options.poolSize}; everything on 127.0.0.1`,
+        `geoproxy pool max ${options.poolSize} at --log-level warn; everything on 127.0.0.1`,
     ];
     return renderReport({
       command,
