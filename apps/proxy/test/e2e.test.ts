@@ -184,27 +184,32 @@ describe("drivers", () => {
     }
   });
 
-  it("keeps a named statement prepared on each pooled connection instead of parsing it again", async () => {
-    const client = new pg.Client({ connectionString: proxyUrl() });
-    await client.connect();
+  it("keeps a named statement prepared on its pooled connection, and prepares it again for a newer Parse", async () => {
+    const text = "SELECT age FROM users WHERE tenant_id = $1 AND id = 1 /* kept */";
+    const copies =
+      "/* geo: region=us-east */ SELECT count(*)::int AS n, max(prepare_time)::text AS at FROM pg_prepared_statements WHERE statement LIKE '%/* kept */%' AND name LIKE 'geo_%'";
+    const first = new pg.Client({ connectionString: proxyUrl() });
+    await first.connect();
+    let preparedAt: string;
     try {
-      for (let i = 0; i < 5; i++) {
-        await client.query({
-          name: "bob-age",
-          text: "SELECT age FROM users WHERE tenant_id = $1 AND id = 1",
-          values: ["bob"],
-        });
-      }
-      const copies = await regions.direct["us-east"].query(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'geoproxy'",
-      );
-      const prepared = await client.query(
-        "/* geo: region=us-east */ SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement LIKE '%tenant_id = $1 AND id = 1%'",
-      );
-      expect(prepared.rows[0].n).toBeLessThanOrEqual(copies.rows[0].n);
-      expect(prepared.rows[0].n).toBeGreaterThanOrEqual(0);
+      for (let i = 0; i < 3; i++) await first.query({ name: "kept", text, values: ["bob"] });
+      const before = (await first.query(copies)).rows[0];
+      expect(before.n).toBe(1);
+      preparedAt = before.at;
+      for (let i = 0; i < 3; i++) await first.query({ name: "kept", text, values: ["bob"] });
+      expect((await first.query(copies)).rows[0]).toEqual({ n: 1, at: preparedAt });
     } finally {
-      await client.end();
+      await first.end();
+    }
+    const second = new pg.Client({ connectionString: proxyUrl() });
+    await second.connect();
+    try {
+      await second.query({ name: "kept", text, values: ["bob"] });
+      const after = (await second.query(copies)).rows[0];
+      expect(after.n).toBe(1);
+      expect(after.at > preparedAt).toBe(true);
+    } finally {
+      await second.end();
     }
   });
 

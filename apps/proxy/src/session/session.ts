@@ -180,7 +180,6 @@ export class Session {
       .finally(() => {
         this.processing = false;
         if (this.phase === "ready") this.kick();
-        this.runtime.log.trace({ session: this.id }, "inbox drained");
       });
   }
 
