@@ -225,6 +225,23 @@ const templates: fc.Arbitrary<string>[] = [
       ([k, b]) => `/* geo: key=${k} */ SELECT country, count(*) FROM users WHERE tenant_id = ${b} GROUP BY 1`,
     ),
   fc.tuple(integer, literal).map(([n, b]) => `SELECT * FROM accounts WHERE id = ${n}::int8 AND name = ${b}`),
+  fc
+    .tuple(integer, integer)
+    .map(([a, b]) => `SELECT * FROM accounts WHERE id IN (${a}, -${Math.abs(b)}, $1) -- note ${a}\n`),
+  fc
+    .tuple(literal, word)
+    .map(([a, w]) => `/* ${w} */ SELECT * FROM users WHERE tenant_id = ${a} AND note = E'${w}\\n'`),
+  fc
+    .tuple(literal, integer)
+    .map(
+      ([a, n]) =>
+        `SELECT * FROM users u WHERE u.tenant_id = ${a} AND EXISTS (SELECT 1 FROM orders o WHERE o.tenant_id = u.tenant_id AND o.total > ${n})`,
+    ),
+  fc
+    .tuple(literal, literal)
+    .map(
+      ([a, b]) => `SELECT * FROM users WHERE tenant_id = $1 OR tenant_id = ${a} OR tenant_id = ${b}::text`,
+    ),
 ];
 
 describe("the analysis cache", () => {
