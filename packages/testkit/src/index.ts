@@ -7,6 +7,8 @@ export type { PgCluster, PgServer, StartClusterOptions } from "./cluster/pg-clus
 export { startCluster } from "./cluster/pg-cluster.js";
 export type { PostgresBinaries } from "./cluster/postgres-binaries.js";
 export { findPostgresBinaries, PostgresMissingError } from "./cluster/postgres-binaries.js";
+export type { PgReplica, StartReplicaOptions } from "./cluster/replica.js";
+export { startReplica } from "./cluster/replica.js";
 export type {
   FakeAuth,
   FakeBackendOptions,
