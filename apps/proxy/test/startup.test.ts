@@ -80,6 +80,17 @@ describe("startup", () => {
     client.close();
   });
 
+  it("refuses a replication connection with a FATAL 0A000", async () => {
+    const client = await WireClient.connect(regions.proxy.port);
+    client.send(encodeStartupMessage({ parameters: { user: "app", replication: "database" } }));
+    const message = await client.next();
+    expect(message).toMatchObject({
+      type: "ErrorResponse",
+      fields: { code: "0A000", severityNonLocalized: "FATAL" },
+    });
+    await client.waitClosed();
+  });
+
   it("refuses protocol 2 with a FATAL error", async () => {
     const client = await WireClient.connect(regions.proxy.port);
     client.send(encodeStartupMessage({ protocolVersion: 2 << 16, parameters: { user: "app" } }));

@@ -228,3 +228,13 @@ export function unreadableBinaryKey(param: number, typeOid: number): PgError {
     hint: "Bind the key in text format, or declare it as int2, int4, int8, text, varchar or uuid in the Parse.",
   });
 }
+
+/** A replication connection (`replication=...` in the StartupMessage). */
+export function refuseReplication(): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    severity: "FATAL",
+    message: "replication connections are not supported through geoproxy",
+    hint: "Connect replication clients to each region's server directly.",
+  });
+}

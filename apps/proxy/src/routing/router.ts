@@ -1,21 +1,16 @@
 import {
   type Directory,
+  type DistributedWritePlan,
   type GatherConfig,
   type ParamValue,
   type Plan,
   plan,
+  type ScatterPlan,
   type Topology,
 } from "@geo/core";
 import type { PgError } from "@geo/proto";
 import { type Analysis, type Analyzer, SqlAnalysisError } from "@geo/sql";
-import {
-  fromAnalysisError,
-  fromRefusal,
-  internalError,
-  refuseCopyFrom,
-  refuseDistributedWrite,
-  refuseScatterRead,
-} from "../errors/catalog.js";
+import { fromAnalysisError, fromRefusal, internalError, refuseCopyFrom } from "../errors/catalog.js";
 
 /** Where one statement goes, as the session acts on it. */
 export type Route =
@@ -28,6 +23,8 @@ export type Route =
     }
   | { readonly kind: "local"; readonly what: "transaction" | "session" | "console" | "empty" }
   | { readonly kind: "deferred"; readonly params: readonly number[] }
+  /** Reads to combine (scatter-gather) or writes to commit in two phases: see `executor/multi-region.ts`. */
+  | { readonly kind: "multi-region"; readonly plan: ScatterPlan | DistributedWritePlan }
   | { readonly kind: "error"; readonly error: PgError };
 
 /** Analysis (cached by shape) and planning against the live topology and directory. */
@@ -87,10 +84,10 @@ export class Router {
       case "refused":
         return { kind: "error", error: fromRefusal(decided.refusal) };
       case "scatter":
-        return { kind: "error", error: refuseScatterRead(decided.regions) };
+        return { kind: "multi-region", plan: decided };
       case "distributed-write":
         if (analysis.kind === "copy") return { kind: "error", error: refuseCopyFrom() };
-        return { kind: "error", error: refuseDistributedWrite(decided.regions) };
+        return { kind: "multi-region", plan: decided };
     }
   }
 

@@ -40,6 +40,7 @@ import {
 } from "../errors/catalog.js";
 import { ClientWriter } from "../executor/client-writer.js";
 import { Leg } from "../executor/leg.js";
+import { runMultiRegion } from "../executor/multi-region.js";
 import { Relay, type Unit } from "../executor/relay.js";
 import type { Logger } from "../log.js";
 import type { Route } from "../routing/router.js";
@@ -435,6 +436,10 @@ export class Session {
     const txn = this.txn;
     if (route.kind === "error") {
       this.fail(route.error, mode);
+      return null;
+    }
+    if (route.kind === "multi-region") {
+      await runMultiRegion(this, analysis, route.plan, mode);
       return null;
     }
     if (route.kind !== "region" && route.kind !== "deferred") {

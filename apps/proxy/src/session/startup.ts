@@ -8,7 +8,7 @@ import {
   protocolMinor,
   type StartupMessage,
 } from "@geo/proto";
-import { missingUser, unsupportedProtocol } from "../errors/catalog.js";
+import { missingUser, refuseReplication, unsupportedProtocol } from "../errors/catalog.js";
 
 /** The protocol minor version geoproxy speaks: 3.0. */
 export const SUPPORTED_MINOR = 0;
@@ -47,6 +47,10 @@ export function checkStartup(message: StartupMessage): StartupCheck {
   if (major !== 3) return { ok: false, error: unsupportedProtocol(major, minor) };
   const user = message.parameters["user"];
   if (user === undefined || user === "") return { ok: false, error: missingUser() };
+  const replication = message.parameters["replication"];
+  if (replication !== undefined && !["false", "off", "no", "0"].includes(replication.toLowerCase())) {
+    return { ok: false, error: refuseReplication() };
+  }
   const database = message.parameters["database"] || user;
   const unknownOptions = Object.keys(message.parameters).filter((name) => name.startsWith("_pq_."));
   const negotiate =

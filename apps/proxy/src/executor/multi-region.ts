@@ -1,0 +1,27 @@
+import type { DistributedWritePlan, ScatterPlan } from "@geo/core";
+import type { Analysis } from "@geo/sql";
+import { refuseDistributedWrite, refuseScatterRead } from "../errors/catalog.js";
+import type { Session, StatementMode } from "../session/session.js";
+
+/**
+ * Statements whose plan spans regions: reads whose answers are combined (scatter-gather) and
+ * writes committed in two phases. Both the simple and the extended protocol come here, through
+ * `Session.runRouted`, with the statement's analysis, its plan (bound parameters applied) and how
+ * its answer is framed. Until they are executed they are refused, each with a SQLSTATE and a
+ * hint from the error catalog.
+ */
+export async function runMultiRegion(
+  session: Session,
+  _analysis: Analysis,
+  plan: ScatterPlan | DistributedWritePlan,
+  mode: StatementMode,
+): Promise<void> {
+  switch (plan.kind) {
+    case "scatter":
+      session.fail(refuseScatterRead(plan.regions), mode);
+      return;
+    case "distributed-write":
+      session.fail(refuseDistributedWrite(plan.regions), mode);
+      return;
+  }
+}
