@@ -29,7 +29,9 @@ const VERB = /^(route|relocate|rebalance|drain|undrain)\b([\s\S]*)$/i;
  * text: `SHOW REGIONS` would otherwise parse as showing a setting called "regions".
  */
 export function readConsoleCommand(text: string): ConsoleCommand | undefined {
-  const start = LEADING_COMMENTS.exec(text)?.[0].length ?? 0;
+  const c = text.charCodeAt(0);
+  // Most statements start with a letter: only whitespace or a comment needs the regex.
+  const start = (c | 32) >= 97 && (c | 32) <= 122 ? 0 : (LEADING_COMMENTS.exec(text)?.[0].length ?? 0);
   const first = text.charCodeAt(start) | 32;
   // s(how) w(here) r(oute/elocate/ebalance) d(rain) u(ndrain)
   if (first !== 115 && first !== 119 && first !== 114 && first !== 100 && first !== 117) return undefined;
