@@ -216,6 +216,14 @@ port = 9100
       operators: ["ops"],
       users: [{ name: "app", password: "secret" }],
       passthrough: false,
+      lookup: DEFAULTS.auth.lookup,
+      verifierQuery: DEFAULTS.auth.verifierQuery,
+      verifierCacheMs: DEFAULTS.auth.verifierCacheMs,
+      failureDelayMs: DEFAULTS.auth.failureDelayMs,
+      failureDelayMaxMs: DEFAULTS.auth.failureDelayMaxMs,
+      failureWindowMs: DEFAULTS.auth.failureWindowMs,
+      timeoutMs: DEFAULTS.auth.timeoutMs,
+      maxUnauthenticated: DEFAULTS.auth.maxUnauthenticated,
     });
     expect(config.tls.backendSslmode).toBe("verify-full");
     expect(config.admin).toEqual({ host: "127.0.0.1", port: 9100, tls: false });

@@ -24,6 +24,15 @@ export const DEFAULTS = {
   auth: {
     method: "trust",
     passthrough: false,
+    lookup: true,
+    verifierQuery:
+      "SELECT rolpassword FROM pg_catalog.pg_authid WHERE rolname = $1 AND rolcanlogin AND (rolvaliduntil IS NULL OR rolvaliduntil > now())",
+    verifierCacheMs: 10_000,
+    failureDelayMs: 250,
+    failureDelayMaxMs: 10_000,
+    failureWindowMs: 600_000,
+    timeoutMs: 60_000,
+    maxUnauthenticated: 100,
   },
   pool: {
     min: 0,

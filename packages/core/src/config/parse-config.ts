@@ -106,15 +106,19 @@ function readServer(reader: FieldReader | undefined): ServerConfig {
 }
 
 function readEndpoint(reader: FieldReader): Endpoint {
-  reader.onlyKnown(["host", "port", "database", "user", "password"]);
+  reader.onlyKnown(["host", "port", "database", "user", "password", "sslmode", "sslrootcert"]);
   const user = reader.string("user");
   const password = reader.string("password");
+  const sslmode = reader.choice("sslmode", SSL_MODES);
+  const sslrootcert = reader.string("sslrootcert");
   return {
     host: reader.requiredString("host"),
     port: reader.integer("port", DEFAULTS.region.port, 1, MAX_PORT),
     database: reader.string("database", DEFAULTS.region.database),
     ...(user === undefined ? {} : { user }),
     ...(password === undefined ? {} : { password }),
+    ...(sslmode === undefined ? {} : { sslmode }),
+    ...(sslrootcert === undefined ? {} : { sslrootcert }),
   };
 }
 
@@ -251,8 +255,22 @@ function readRouting(
 
 function readAuth(reader: FieldReader | undefined): AuthConfig {
   const d = DEFAULTS.auth;
-  if (reader === undefined) return { method: d.method, users: [], operators: [], passthrough: d.passthrough };
-  reader.onlyKnown(["method", "users", "operators", "passthrough"]);
+  const { method, ...defaults } = d;
+  if (reader === undefined) return { method, users: [], operators: [], ...defaults };
+  reader.onlyKnown([
+    "method",
+    "users",
+    "operators",
+    "passthrough",
+    "lookup",
+    "verifier_query",
+    "verifier_cache_ms",
+    "failure_delay_ms",
+    "failure_delay_max_ms",
+    "failure_window_ms",
+    "timeout_ms",
+    "max_unauthenticated",
+  ]);
   const users = reader.tables("users").map((user): AuthUser => {
     user.onlyKnown(["name", "password", "verifier"]);
     const password = user.string("password");
@@ -271,6 +289,14 @@ function readAuth(reader: FieldReader | undefined): AuthConfig {
     users,
     operators: reader.stringList("operators"),
     passthrough: reader.boolean("passthrough", d.passthrough),
+    lookup: reader.boolean("lookup", d.lookup),
+    verifierQuery: reader.string("verifier_query", d.verifierQuery),
+    verifierCacheMs: reader.integer("verifier_cache_ms", d.verifierCacheMs, 0, MAX_MS),
+    failureDelayMs: reader.integer("failure_delay_ms", d.failureDelayMs, 0, MAX_MS),
+    failureDelayMaxMs: reader.integer("failure_delay_max_ms", d.failureDelayMaxMs, 0, MAX_MS),
+    failureWindowMs: reader.integer("failure_window_ms", d.failureWindowMs, 0, MAX_MS),
+    timeoutMs: reader.integer("timeout_ms", d.timeoutMs, 1, MAX_MS),
+    maxUnauthenticated: reader.integer("max_unauthenticated", d.maxUnauthenticated, 1, 1_000_000),
   };
 }
 

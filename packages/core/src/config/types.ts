@@ -14,6 +14,10 @@ export interface Endpoint {
   readonly database: string;
   readonly user?: string;
   readonly password?: string;
+  /** TLS to this server, overriding `[tls] backend_sslmode`. */
+  readonly sslmode?: SslMode;
+  /** CA file for this server, overriding `[tls] backend_ca`. */
+  readonly sslrootcert?: string;
 }
 
 export interface RegionConfig {
@@ -77,6 +81,21 @@ export interface AuthConfig {
   readonly users: readonly AuthUser[];
   readonly operators: readonly string[];
   readonly passthrough: boolean;
+  /** Roles not in `users` are looked up in the home region with `verifierQuery`. */
+  readonly lookup: boolean;
+  /** Returns the stored password (SCRAM verifier or MD5 hash) of the role bound as $1. */
+  readonly verifierQuery: string;
+  /** How long a looked-up verifier (or its absence) is kept. */
+  readonly verifierCacheMs: number;
+  /** Delay before answering the first failed login from an address; doubles with each further one. */
+  readonly failureDelayMs: number;
+  readonly failureDelayMaxMs: number;
+  /** An address's failures are forgotten after this long without another. */
+  readonly failureWindowMs: number;
+  /** A client that has not finished logging in after this long is disconnected. */
+  readonly timeoutMs: number;
+  /** Connections that have not yet logged in, at most; more are refused at once. */
+  readonly maxUnauthenticated: number;
 }
 
 export interface PoolConfig {
