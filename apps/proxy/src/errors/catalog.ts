@@ -238,3 +238,11 @@ export function refuseReplication(): PgError {
     hint: "Connect replication clients to each region's server directly.",
   });
 }
+
+/** The client disconnected while its statement waited; never sent, only used to stop the work. */
+export function clientGone(): PgError {
+  return new PgError({
+    code: SqlState.connection_does_not_exist,
+    message: "the client disconnected",
+  });
+}

@@ -30,6 +30,7 @@ import type { Analysis } from "@geo/sql";
 import { runConsoleCommand } from "../console/index.js";
 import {
   backendLost,
+  clientGone,
   inFailedTransaction,
   internalError,
   pinnedConnectionLost,
@@ -329,6 +330,11 @@ export class Session {
         lease = await this.runtime.pools.acquire(region, this.user);
       } catch (error) {
         return error instanceof PgError ? error : internalError(error);
+      }
+      if (this.phase === "closed") {
+        // The client left while waiting for the connection: nobody would ever give it back.
+        lease.release();
+        return clientGone();
       }
       leg = new Leg(
         region,
