@@ -2,12 +2,14 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { MemoryDirectory, parseConfig } from "@geo/core";
 import { encodeBind, encodeExecute, encodeParse, encodeStartupMessage, encodeSync } from "@geo/proto";
 import { findPostgresBinaries, RawClient } from "@geo/testkit";
 import pg from "pg";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REGIONS } from "./support/fake-regions.js";
+import { startProxy } from "../src/index.js";
+import { REGIONS, regionsToml } from "./support/fake-regions.js";
 import { type RealRegions, startRealRegions } from "./support/real-regions.js";
 import { WireClient } from "./support/wire.js";
 
@@ -451,6 +453,52 @@ describe("session settings", () => {
     } finally {
       await listener.end();
       await notifier.end();
+    }
+  });
+});
+
+describe("pool exhaustion", () => {
+  it("answers a client that cannot get a connection with an error naming the pool, not a hang", async () => {
+    const config = parseConfig(
+      regionsToml(
+        regions.cluster.servers.map((server) => server.port),
+        "\n[pool]\nmax = 1\ncheckout_timeout_ms = 300\n",
+      ),
+      "small-pool.toml",
+    );
+    const small = await startProxy({
+      config,
+      directory: new MemoryDirectory(regions.entries),
+      logLevel: "silent",
+      port: 0,
+    });
+    const url = `postgres://postgres@127.0.0.1:${small.port}/shop`;
+    const holder = new pg.Client({ connectionString: url });
+    const waiter = new pg.Client({ connectionString: url });
+    await holder.connect();
+    await waiter.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query("SELECT 1 FROM users WHERE tenant_id = 'bob'");
+      const started = Date.now();
+      const refused = await waiter
+        .query("SELECT 1 FROM users WHERE tenant_id = 'george'")
+        .catch((e: unknown) => e);
+      expect(["57014", "53300"]).toContain((refused as { code?: string }).code);
+      expect((refused as Error).message).toContain(`127.0.0.1:${regions.cluster.servers[1]!.port}`);
+      expect(Date.now() - started).toBeLessThan(3000);
+      // Other regions are unaffected, and the region serves again once the transaction ends.
+      expect(
+        (await waiter.query("SELECT 1 AS one FROM users WHERE tenant_id = 'alice' AND id = 1")).rows,
+      ).toEqual([{ one: 1 }]);
+      await holder.query("COMMIT");
+      expect(
+        (await waiter.query("SELECT 1 AS one FROM users WHERE tenant_id = 'george' AND id = 1")).rows,
+      ).toEqual([{ one: 1 }]);
+    } finally {
+      await holder.end();
+      await waiter.end();
+      await small.close({ timeoutMs: 200 });
     }
   });
 });
