@@ -253,6 +253,22 @@ describe("HealthMonitor", () => {
     ]);
   });
 
+  it("forgets replica lag as soon as one primary probe fails, before the primary counts as down", async () => {
+    const { monitor, prober } = setup();
+    await monitor.probeNow();
+    expect(monitor.status(R1)?.lagBytes).toBe(0n);
+    prober.set(P, new Error("timeout"));
+    await monitor.probeNow();
+    expect(monitor.status(P)?.state).toBe("up");
+    expect(monitor.status(R1)?.lagBytes).toBeUndefined();
+    expect(monitor.explainReplicaChoice("eu", { maxLagBytes: 1n << 40n }).replicas[0]?.refusal).toBe(
+      ReplicaRefusal.lagUnknown,
+    );
+    prober.set(P, primaryAt(1000n));
+    await monitor.probeNow();
+    expect(monitor.pickReplica("eu", { maxLagBytes: 0 })).toBeDefined();
+  });
+
   it("picks only healthy replicas within the lag bound, taking turns among them", async () => {
     const { monitor, prober } = setup();
     prober.set(P, primaryAt(10_000n));

@@ -275,7 +275,10 @@ export class HealthMonitor {
 
   private computeLag(): void {
     for (const region of this.regions.values()) {
-      const primaryLsn = region.primary?.lsn;
+      // A primary whose last probe failed may have moved on since: measuring against its old
+      // position would understate every replica's lag, so the lag is unknown until it answers.
+      const primary = region.primary;
+      const primaryLsn = primary !== undefined && primary.consecutiveFailures === 0 ? primary.lsn : undefined;
       for (const replica of region.replicas) {
         replica.lagBytes =
           primaryLsn === undefined || replica.lsn === undefined || replica.inRecovery !== true
