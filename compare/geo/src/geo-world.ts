@@ -157,7 +157,14 @@ export async function startGeoWorld(settings: GeoSettings): Promise<GeoWorld> {
   );
   const regionIds = settings.regions.map((region) => region.id);
   const cluster = await startCluster({ count: regionIds.length + 1, initSql: SCHEMA_SQL });
-  atCleanup(() => cluster.stop());
+  atCleanup(async () => {
+    try {
+      await cluster.stop();
+    } catch (error) {
+      // On a signal the launcher's own hook removes the servers first; only what it left is a failure.
+      if (cluster.servers.some((server) => existsSync(server.dataDir))) throw error;
+    }
+  });
   const servers = cluster.servers;
   const baselineServer = servers[regionIds.length]!;
   await Promise.all([
