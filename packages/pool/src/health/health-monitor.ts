@@ -166,17 +166,18 @@ export class HealthMonitor {
   private loop(): Promise<void> {
     const startedAt = this.clock.now();
     const round = this.probeNow();
-    void round.then(() => {
+    const scheduleNext = () => {
       if (!this.running) return;
       const elapsed = this.clock.now() - startedAt;
       this.timer = this.clock.setTimeout(
         () => {
           this.timer = undefined;
-          if (this.running) void this.loop();
+          if (this.running) this.loop().catch(noop);
         },
         Math.max(0, this.intervalMs - elapsed),
       );
-    });
+    };
+    round.then(scheduleNext, scheduleNext);
     return round;
   }
 
@@ -542,6 +543,8 @@ export class HealthMonitor {
     };
   }
 }
+
+function noop(): void {}
 
 function assertNever(value: never): never {
   throw new Error(`unexpected backend role: ${String(value)}`);
