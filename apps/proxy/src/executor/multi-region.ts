@@ -1,6 +1,7 @@
 import type { DistributedWritePlan, ScatterPlan } from "@geo/core";
 import type { Analysis } from "@geo/sql";
 import { refuseDistributedWrite, refuseScatterRead } from "../errors/catalog.js";
+import { runScatterQuery } from "../scatter/run-scatter.js";
 import type { Session, StatementMode } from "../session/session.js";
 
 /**
@@ -12,13 +13,18 @@ import type { Session, StatementMode } from "../session/session.js";
  */
 export async function runMultiRegion(
   session: Session,
-  _analysis: Analysis,
+  analysis: Analysis,
   plan: ScatterPlan | DistributedWritePlan,
   mode: StatementMode,
 ): Promise<void> {
   switch (plan.kind) {
     case "scatter":
-      session.fail(refuseScatterRead(plan.regions), mode);
+      // Extended-protocol portals are executed by `ScatterPortal` (Bind records, Execute runs).
+      if (mode.extended) {
+        session.fail(refuseScatterRead(plan.regions), mode);
+        return;
+      }
+      await runScatterQuery(session, analysis, plan, mode);
       return;
     case "distributed-write":
       session.fail(refuseDistributedWrite(plan.regions), mode);

@@ -3,6 +3,7 @@ import type { ParamValue } from "@geo/core";
 import {
   BackendCode,
   BindView,
+  decodeBind,
   decodeClose,
   decodeDescribe,
   decodeParameterDescription,
@@ -29,6 +30,7 @@ import {
 } from "../errors/catalog.js";
 import type { Leg } from "../executor/leg.js";
 import type { Route } from "../routing/router.js";
+import { boundParams, ScatterPortal } from "../scatter/scatter-portal.js";
 import { decodeBinaryParam } from "./binary-params.js";
 import type { Session, StatementMode } from "./session.js";
 import { Transaction } from "./transaction.js";
@@ -54,6 +56,8 @@ interface Portal {
   /** The backend connection holding it, or null for a statement the proxy answers itself. */
   readonly leg: Leg | null;
   readonly local: "transaction" | "session" | "console" | "empty" | null;
+  /** A read spanning regions: Describe and Execute go to the scatter executor. */
+  readonly scatter?: ScatterPortal;
 }
 
 /** A backend copy of a client statement, in the connection's `preparedStatements` map. */
@@ -308,6 +312,10 @@ export class ExtendedQuery {
         session.fail(unknownPortal(message.name), EXTENDED);
         return;
       }
+      if (portal.scatter !== undefined) {
+        await portal.scatter.describe(session);
+        return;
+      }
       if (portal.leg === null) {
         session.relay.local({ bytes: this.localDescription(portal.statement, portal.local, false) });
         return;
@@ -380,6 +388,11 @@ export class ExtendedQuery {
       return;
     }
     const analysis = portal.statement.analysis;
+    if (portal.scatter !== undefined) {
+      if (session.refuseInFailedBlock(analysis, EXTENDED)) return;
+      await portal.scatter.execute(session, readMaxRows(frame.payload));
+      return;
+    }
     if (portal.leg === null) {
       if (session.refuseInFailedBlock(analysis, EXTENDED)) return;
       switch (portal.local) {
@@ -503,6 +516,12 @@ function renameBind(payload: Buffer, statementName: string): Buffer {
   header[0] = FrontendCode.Bind;
   header.writeInt32BE(length, 1);
   return Buffer.concat([header, portal, name, rest], length + 1);
+}
+
+/** An Execute's row limit (0: all rows), after its portal name. */
+function readMaxRows(payload: Buffer): number {
+  const end = payload.indexOf(0);
+  return end < 0 || payload.length < end + 5 ? 0 : payload.readInt32BE(end + 1);
 }
 
 function readPortalName(payload: Buffer): string | null {

@@ -1,0 +1,47 @@
+import { PgError, SqlState } from "@geo/proto";
+
+/**
+ * The errors a scatter-gather read originates itself, as named factories with real SQLSTATEs and
+ * hints. Errors a region's PostgreSQL sends are passed on as they came.
+ */
+
+/** A region's connection broke while it answered its part: the statement fails, never half answered. */
+export function regionLost(region: string, cause: PgError): PgError {
+  return new PgError({
+    code: cause.code === SqlState.admin_shutdown ? SqlState.admin_shutdown : SqlState.connection_failure,
+    message: `region ${region} failed while answering its part of the statement: ${cause.message}`,
+    hint: "Nothing was answered; run the statement again once the region is reachable.",
+  });
+}
+
+/** The rows shipped home for a gather or a home finish passed a configured bound. */
+export function gatherBoundExceeded(
+  what: "rows" | "bytes",
+  limit: number,
+  regions: readonly string[],
+): PgError {
+  const setting = what === "rows" ? "max_rows" : "max_bytes";
+  return new PgError({
+    code: SqlState.configuration_limit_exceeded,
+    message: `the statement needs more than ${limit} ${what} of regions ${regions.join(", ")} shipped to the home region`,
+    hint: `Narrow the statement (a filter on the partition key, fewer columns), or raise [gather] ${setting} in the geoproxy configuration.`,
+  });
+}
+
+/** Strict residency: the answer could only be finished by shipping rows out of their region. */
+export function refuseShippingResident(regions: readonly string[], home: string): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message: `the statement would ship rows of a strict-residency table from ${regions.join(", ")} to the home region ${home}`,
+    hint: "Sort by integer, numeric, float, bool or uuid columns (merged in the proxy), or constrain the partition key to one region.",
+  });
+}
+
+/** A binary parameter of a type whose wire form the proxy does not read, needed for LIMIT/OFFSET. */
+export function unreadableLimitParam(index: number, typeOid: number): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message: `parameter $${index} (type OID ${typeOid}) is a LIMIT or OFFSET of a statement spanning regions and was sent in binary of an unknown width`,
+    hint: "Send the parameter as text, or as int2, int4 or int8 in binary.",
+  });
+}

@@ -1,0 +1,138 @@
+import type { BackendConnection } from "@geo/pool";
+import { BackendCode, decodeErrorResponse, type Frame, isProtocolFault, PgError } from "@geo/proto";
+import { regionLost } from "./errors.js";
+
+/** One backend message, copied out of the connection's read buffer. */
+export interface Message {
+  readonly code: number;
+  readonly payload: Buffer;
+}
+
+/** Rows held per region before its connection stops being read: the one pending batch. */
+export const BATCH_ROWS = 256;
+
+/**
+ * A region's connection while a scatter runs on it: the proxy's own receiver takes every message
+ * into a queue read in order. Once a batch of rows waits unread the socket is paused, so a region
+ * that answers faster than the merge consumes never holds more than one batch in the proxy.
+ */
+export class RegionChannel {
+  private readonly queue: Message[] = [];
+  private head = 0;
+  private waiter: (() => void) | null = null;
+  private queuedRows = 0;
+  private failure: PgError | null = null;
+  /** Sync messages written whose ReadyForQuery has not been read. */
+  syncsPending = 0;
+  /** The transaction status of the last ReadyForQuery read. */
+  status: string | null = null;
+  /** A cancel was sent: the connection must not go back to the pool as if nothing happened. */
+  cancelled = false;
+  /** Extended messages were written since the last Sync: a Sync must end them. */
+  open = false;
+
+  constructor(
+    readonly region: string,
+    readonly connection: BackendConnection,
+  ) {
+    connection.setReceiver({
+      onFrame: (frame) => this.onFrame(frame),
+      onBroken: (error) => this.onBroken(error),
+    });
+    if (connection.brokenError !== null) this.failure = regionLost(region, connection.brokenError);
+  }
+
+  get broken(): boolean {
+    return this.failure !== null;
+  }
+
+  write(bytes: Buffer | readonly Buffer[]): void {
+    if (this.failure !== null) return;
+    this.open = true;
+    this.connection.write(bytes);
+  }
+
+  /** Writes a Sync and remembers to read its ReadyForQuery. */
+  sync(sync: Buffer): void {
+    if (this.failure !== null) return;
+    this.syncsPending++;
+    this.connection.write(sync);
+    this.open = false;
+  }
+
+  /** Gives the connection back to its owner: the channel's receiver comes off. */
+  detach(): void {
+    this.connection.setReceiver(null);
+    if (this.connection.isPaused) this.connection.resume();
+  }
+
+  /** The next message; rejects with the region-named error when the connection broke. */
+  async next(): Promise<Message> {
+    for (;;) {
+      const message = this.queue[this.head];
+      if (message !== undefined) {
+        this.queue[this.head] = undefined as unknown as Message;
+        this.head++;
+        if (this.head > 1024 && this.head * 2 > this.queue.length) {
+          this.queue.splice(0, this.head);
+          this.head = 0;
+        }
+        if (message.code === BackendCode.DataRow) {
+          this.queuedRows--;
+          if (this.queuedRows < BATCH_ROWS / 2 && this.connection.isPaused) this.connection.resume();
+        }
+        if (message.code === BackendCode.ReadyForQuery) {
+          this.syncsPending--;
+          this.status = String.fromCharCode(message.payload[0] ?? 0x49);
+        }
+        return message;
+      }
+      if (this.failure !== null) throw this.failure;
+      await new Promise<void>((resolve) => {
+        this.waiter = resolve;
+      });
+    }
+  }
+
+  /** Reads up to and including the ReadyForQuery of every Sync written (the connection is then quiet). */
+  async settle(): Promise<void> {
+    while (this.syncsPending > 0 && this.failure === null) {
+      try {
+        await this.next();
+      } catch {
+        return;
+      }
+    }
+  }
+
+  /** Asks the server to stop what runs there now (another region failed). */
+  cancel(): void {
+    if (this.failure !== null || (this.syncsPending === 0 && !this.open)) return;
+    this.cancelled = true;
+    this.connection.cancel().catch(() => undefined);
+  }
+
+  private onFrame(frame: Frame): void {
+    this.queue.push({ code: frame.code, payload: Buffer.from(frame.payload) });
+    if (frame.code === BackendCode.DataRow && ++this.queuedRows >= BATCH_ROWS) this.connection.pause();
+    this.wake();
+  }
+
+  private onBroken(error: PgError): void {
+    this.failure = regionLost(this.region, error);
+    this.wake();
+  }
+
+  private wake(): void {
+    const waiter = this.waiter;
+    this.waiter = null;
+    waiter?.();
+  }
+}
+
+/** The PostgreSQL error an ErrorResponse carries. */
+export function errorOf(message: Message): PgError {
+  const decoded = decodeErrorResponse(message.payload);
+  if (isProtocolFault(decoded)) return new PgError({ code: "XX000", message: decoded.message });
+  return PgError.fromFields(decoded.fields);
+}

@@ -1,0 +1,126 @@
+import { PgError, SqlState } from "@geo/proto";
+import { internalError } from "../errors/catalog.js";
+import type { Leg } from "../executor/leg.js";
+import type { Session, StatementMode } from "../session/session.js";
+import { regionLost } from "./errors.js";
+import { RegionChannel } from "./region-channel.js";
+
+/** The failure was already sent to the client (by the session, opening a region's transaction). */
+export class AlreadyReported extends Error {
+  constructor() {
+    super("already reported to the client");
+  }
+}
+
+/** A region's connection for one scatter, and how it goes back once the scatter is over. */
+export interface RegionConnection {
+  readonly region: string;
+  readonly channel: RegionChannel;
+  /** Returns the connection: to the pool, or to the session's transaction. */
+  release(): void;
+}
+
+function connectFailure(region: string, error: unknown): PgError {
+  if (error instanceof PgError) {
+    return error.code.startsWith("08") || error.code === SqlState.admin_shutdown
+      ? regionLost(region, error)
+      : error;
+  }
+  return internalError(error);
+}
+
+/**
+ * Outside a transaction each region gets a connection of its own from the pool (all at once), made
+ * to hold the client's session settings first. Inside one, the transaction's connection in that
+ * region is used (opened with the transaction's BEGIN if the block had not reached it yet), so
+ * the scatter reads what the block wrote and its snapshot.
+ */
+export async function openRegions(
+  session: Session,
+  regions: readonly string[],
+  mode: StatementMode,
+): Promise<RegionConnection[]> {
+  if (session.txn !== null) return openInTransaction(session, regions, mode);
+  const opened: RegionConnection[] = [];
+  const results = await Promise.allSettled(regions.map((region) => openPooled(session, region)));
+  let failure: unknown = null;
+  for (const result of results) {
+    if (result.status === "fulfilled") opened.push(result.value);
+    else failure ??= result.reason;
+  }
+  if (failure !== null) {
+    for (const connection of opened) connection.release();
+    throw failure;
+  }
+  return opened;
+}
+
+async function openPooled(session: Session, region: string): Promise<RegionConnection> {
+  let lease: Awaited<ReturnType<Session["runtime"]["pools"]["acquire"]>>;
+  try {
+    lease = await session.runtime.pools.acquire(region, session.user);
+  } catch (error) {
+    throw connectFailure(region, error);
+  }
+  const connection = lease.connection;
+  const replay = session.settings.replayFor(connection.appliedSettings);
+  if (replay !== null) {
+    try {
+      await connection.simpleQuery(replay);
+      session.settings.markApplied(connection.appliedSettings);
+    } catch (error) {
+      connection.appliedSettings.clear();
+      if (connection.broken) lease.discard("broken");
+      else lease.release({ reset: true });
+      throw connectFailure(region, error);
+    }
+  }
+  const channel = new RegionChannel(region, connection);
+  return {
+    region,
+    channel,
+    release() {
+      channel.detach();
+      if (channel.broken || connection.broken) lease.discard("broken");
+      else if (channel.cancelled || channel.syncsPending > 0 || channel.open) lease.discard("cancelled");
+      else lease.release();
+    },
+  };
+}
+
+async function openInTransaction(
+  session: Session,
+  regions: readonly string[],
+  mode: StatementMode,
+): Promise<RegionConnection[]> {
+  const legs: Leg[] = [];
+  const errorsBefore = session.relay.errorsSent;
+  for (const region of regions) {
+    const held = session.txn?.legs.get(region);
+    if (held !== undefined) {
+      legs.push(held);
+      continue;
+    }
+    const leg = await session.legFor(region, false, mode);
+    if (leg instanceof PgError) throw connectFailure(region, leg);
+    legs.push(leg);
+  }
+  await session.quiesceActive();
+  await session.relay.idle();
+  for (const leg of legs) {
+    if (leg.broken !== null) throw regionLost(leg.region, leg.broken);
+  }
+  if (session.relay.errorsSent > errorsBefore) throw new AlreadyReported();
+  return legs.map((leg) => {
+    const channel = new RegionChannel(leg.region, leg.connection);
+    return {
+      region: leg.region,
+      channel,
+      release() {
+        if (channel.cancelled) leg.retire = true;
+        leg.connection.setReceiver({ onFrame: (frame) => session.relay.onFrame(leg, frame) });
+        if (leg.connection.isPaused) leg.connection.resume();
+      },
+    };
+  });
+}

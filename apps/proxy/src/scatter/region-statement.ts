@@ -1,0 +1,179 @@
+import {
+  BackendCode,
+  decodeCommandComplete,
+  decodeParameterDescription,
+  decodeRowDescription,
+  encodeBind,
+  encodeDescribe,
+  encodeExecute,
+  encodeParse,
+  type FieldDescription,
+  type FormatCode,
+  isProtocolFault,
+  Messages,
+  PgError,
+} from "@geo/proto";
+import { errorOf, type Message, type RegionChannel } from "./region-channel.js";
+
+/** The client's bound parameters, passed to every statement of the scatter as they were bound. */
+export interface BoundParams {
+  /** Parameter types PostgreSQL settled for the client's statement (its ParameterDescription). */
+  readonly types: readonly number[];
+  readonly formats: readonly FormatCode[];
+  readonly values: readonly (Buffer | null)[];
+}
+
+export const NO_PARAMS: BoundParams = { types: [], formats: [], values: [] };
+
+/** What Describe says about a statement: its parameter types and its columns (null: no rows). */
+export interface StatementShape {
+  readonly paramTypes: readonly number[];
+  readonly fields: readonly FieldDescription[] | null;
+}
+
+function protocolError(region: string, what: string): PgError {
+  return new PgError({ code: "08P01", message: `region ${region} answered ${what} out of order` });
+}
+
+/** Reads up to the ReadyForQuery of the channel's Syncs, then throws `error`. */
+async function failAfterSync(channel: RegionChannel, error: PgError, synced: boolean): Promise<never> {
+  if (!synced) channel.sync(Messages.sync);
+  await channel.settle();
+  throw error;
+}
+
+/**
+ * Parse + Describe + Sync: the parameter types and row shape PostgreSQL gives `sql` there. Run on
+ * the client's own statement it is the RowDescription one PostgreSQL would send.
+ */
+export async function describeStatement(
+  channel: RegionChannel,
+  sql: string,
+  paramTypes: readonly number[],
+): Promise<StatementShape> {
+  channel.write([
+    encodeParse({ name: "", sql, paramTypes: [...paramTypes] }),
+    encodeDescribe({ target: "S", name: "" }),
+  ]);
+  channel.sync(Messages.sync);
+  let types: readonly number[] = [];
+  let fields: readonly FieldDescription[] | null = null;
+  let error: PgError | null = null;
+  while (channel.syncsPending > 0) {
+    const message = await channel.next();
+    switch (message.code) {
+      case BackendCode.ErrorResponse:
+        error ??= errorOf(message);
+        break;
+      case BackendCode.ParameterDescription: {
+        const decoded = decodeParameterDescription(message.payload);
+        if (!isProtocolFault(decoded)) types = decoded.typeOids;
+        break;
+      }
+      case BackendCode.RowDescription: {
+        const decoded = decodeRowDescription(message.payload);
+        if (!isProtocolFault(decoded)) fields = decoded.fields;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  if (error !== null) throw error;
+  return { paramTypes: types, fields };
+}
+
+/**
+ * One statement running in one region: Parse, Bind (the client's parameters, the formats asked
+ * for), Execute, then Sync when it is the region's last. Rows are read one at a time, so the
+ * channel's backpressure reaches the backend.
+ */
+export class RegionRows {
+  private ended = false;
+  rows = 0;
+
+  private constructor(
+    readonly channel: RegionChannel,
+    readonly fields: readonly FieldDescription[],
+    private readonly synced: boolean,
+  ) {}
+
+  static async start(
+    channel: RegionChannel,
+    sql: string,
+    params: BoundParams,
+    formats: readonly FormatCode[],
+    last: boolean,
+  ): Promise<RegionRows> {
+    const messages = [
+      encodeParse({ name: "", sql, paramTypes: [...params.types] }),
+      encodeBind({
+        portal: "",
+        statement: "",
+        paramFormats: [...params.formats],
+        params: [...params.values],
+        resultFormats: [...formats],
+      }),
+      encodeDescribe({ target: "P", name: "" }),
+      encodeExecute({ portal: "", maxRows: 0 }),
+    ];
+    channel.write(messages);
+    if (last) channel.sync(Messages.sync);
+    else channel.write(Messages.flush);
+    let fields: readonly FieldDescription[] | null = null;
+    for (;;) {
+      const message = await channel.next();
+      switch (message.code) {
+        case BackendCode.ParseComplete:
+        case BackendCode.BindComplete:
+          continue;
+        case BackendCode.RowDescription: {
+          const decoded = decodeRowDescription(message.payload);
+          if (isProtocolFault(decoded))
+            return failAfterSync(channel, protocolError(channel.region, "a bad RowDescription"), last);
+          fields = decoded.fields;
+          return new RegionRows(channel, fields, last);
+        }
+        case BackendCode.NoData:
+          return failAfterSync(channel, protocolError(channel.region, "NoData for a query"), last);
+        case BackendCode.ErrorResponse:
+          return failAfterSync(channel, errorOf(message), last);
+        default:
+          continue;
+      }
+    }
+  }
+
+  /** The next row's DataRow payload, or null once the region's CommandComplete arrived. */
+  async next(): Promise<Buffer | null> {
+    if (this.ended) return null;
+    for (;;) {
+      const message: Message = await this.channel.next();
+      switch (message.code) {
+        case BackendCode.DataRow:
+          this.rows++;
+          return message.payload;
+        case BackendCode.CommandComplete:
+        case BackendCode.EmptyQueryResponse:
+        case BackendCode.PortalSuspended: {
+          this.ended = true;
+          if (message.code === BackendCode.CommandComplete) decodeCommandComplete(message.payload);
+          if (this.synced) await this.channel.settle();
+          return null;
+        }
+        case BackendCode.ErrorResponse:
+          this.ended = true;
+          return failAfterSync(this.channel, errorOf(message), this.synced);
+        default:
+          continue;
+      }
+    }
+  }
+
+  /** Reads and drops what is left (the merge had enough rows). */
+  async drain(): Promise<void> {
+    while ((await this.next()) !== null) {
+      // rows past the LIMIT are dropped
+    }
+  }
+}

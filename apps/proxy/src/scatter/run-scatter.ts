@@ -1,0 +1,49 @@
+import type { ScatterPlan } from "@geo/core";
+import { PgError } from "@geo/proto";
+import type { Analysis } from "@geo/sql";
+import { internalError } from "../errors/catalog.js";
+import type { Session, StatementMode } from "../session/session.js";
+import { rowDescriptionFrame, sendRows } from "./answer-writer.js";
+import { AlreadyReported } from "./region-connections.js";
+import { NO_PARAMS } from "./region-statement.js";
+import { openScatter } from "./scatter-read.js";
+
+/** How a failure of the scatter reaches the client: PostgreSQL's error as sent, or the proxy's. */
+export function reportFailure(session: Session, error: unknown, mode: StatementMode): void {
+  if (error instanceof AlreadyReported) {
+    if (session.txn !== null) session.txn.failed = true;
+    if (!mode.extended && mode.final) session.relay.local({ bytes: () => session.readyForQuery() });
+    return;
+  }
+  session.fail(error instanceof PgError ? error : internalError(error), mode);
+}
+
+/**
+ * A read spanning regions sent as a simple Query (or one statement of one): RowDescription, the
+ * combined rows, `SELECT n`, and ReadyForQuery when the statement was the whole Query.
+ */
+export async function runScatterQuery(
+  session: Session,
+  analysis: Analysis,
+  plan: ScatterPlan,
+  mode: StatementMode,
+): Promise<void> {
+  await session.quiesceActive();
+  await session.relay.idle();
+  session.log.debug({ regions: plan.regions, tier: plan.merge.tier, sql: analysis.text }, "scatter");
+  try {
+    const answer = await openScatter(session, { analysis, plan, params: NO_PARAMS, resultFormats: [] }, mode);
+    session.relay.local({ bytes: rowDescriptionFrame(answer.fields) });
+    try {
+      await sendRows(session, answer.rows, 0);
+    } catch (error) {
+      await answer.rows.close(true);
+      throw error;
+    }
+    await answer.rows.close(false);
+  } catch (error) {
+    reportFailure(session, error, mode);
+    return;
+  }
+  if (mode.final) session.relay.local({ bytes: () => session.readyForQuery() });
+}

@@ -1,0 +1,39 @@
+import type { ProxyRuntime } from "../server/runtime.js";
+import type { RegionChannel } from "./region-channel.js";
+
+/**
+ * Type names the home statements cast their array parameters to, asked of the region that reported
+ * the OID (types created by users have different OIDs from server to server) and kept per region.
+ * PostgreSQL's `format_type` spelling, except for the two types whose unmodified SQL name means
+ * length 1 (`character`, `bit`): those are named so that no length applies, or every shipped value
+ * would be cut to one character.
+ */
+const TYPE_NAMES_SQL = `SELECT oid::int8, CASE oid
+    WHEN 1042 THEN 'bpchar' WHEN 1014 THEN 'bpchar[]'
+    WHEN 1560 THEN '"bit"' WHEN 1561 THEN '"bit"[]'
+    ELSE format_type(oid, NULL) END
+  FROM pg_catalog.pg_type WHERE oid IN ($OIDS)`;
+const caches = new WeakMap<ProxyRuntime, Map<string, Map<number, string>>>();
+
+export async function typeNames(
+  runtime: ProxyRuntime,
+  channel: RegionChannel,
+  oids: readonly number[],
+): Promise<string[]> {
+  let byRegion = caches.get(runtime);
+  if (byRegion === undefined) {
+    byRegion = new Map();
+    caches.set(runtime, byRegion);
+  }
+  let cache = byRegion.get(channel.region);
+  if (cache === undefined) {
+    cache = new Map();
+    byRegion.set(channel.region, cache);
+  }
+  const missing = [...new Set(oids.filter((oid) => !cache.has(oid)))];
+  if (missing.length > 0) {
+    const result = await channel.connection.simpleQuery(TYPE_NAMES_SQL.replace("$OIDS", missing.join(", ")));
+    for (const [oid, name] of result.rows) if (oid != null && name != null) cache.set(Number(oid), name);
+  }
+  return oids.map((oid) => cache.get(oid) ?? "text");
+}
