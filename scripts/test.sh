@@ -4,14 +4,9 @@
 # Installs pnpm and the dependencies first when they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/ensure-pnpm.sh
 
-PNPM_VERSION=12.4.2
-if [[ "$(pnpm --version 2>/dev/null || true)" != "$PNPM_VERSION" ]]; then
-  echo "installing pnpm $PNPM_VERSION"
-  npm install --global --save-exact "pnpm@$PNPM_VERSION"
-fi
-
-export TURBO_TELEMETRY_DISABLED=1 NO_COLOR=1 CI="${CI:-1}"
+export NO_COLOR=1 CI="${CI:-1}"
 pnpm install --frozen-lockfile
 pnpm run lint
 pnpm run build
