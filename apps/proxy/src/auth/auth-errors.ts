@@ -1,0 +1,86 @@
+import { PgError, SqlState } from "@geo/proto";
+
+/**
+ * The errors of logging in to the proxy, each FATAL: the connection closes after it. A wrong
+ * password, an unknown role, a role without a usable verifier and a malformed proof all end in
+ * `passwordFailed`, so a login attempt cannot tell which roles exist.
+ */
+
+export function passwordFailed(user: string): PgError {
+  return new PgError({
+    code: SqlState.invalid_password,
+    severity: "FATAL",
+    message: `password authentication failed for user "${user}"`,
+    hint: "Check the role name and the password.",
+  });
+}
+
+/** `[tls] require_client_tls`: a StartupMessage arrived in clear. */
+export function tlsRequired(): PgError {
+  return new PgError({
+    code: SqlState.invalid_authorization_specification,
+    severity: "FATAL",
+    message: "this proxy accepts only connections encrypted with TLS",
+    hint: "Connect with sslmode=require (or verify-ca / verify-full).",
+  });
+}
+
+/** Bytes arrived after an SSLRequest, before the TLS handshake (CVE-2021-23214). */
+export function unencryptedAfterSslRequest(): PgError {
+  return new PgError({
+    code: SqlState.protocol_violation,
+    severity: "FATAL",
+    message: "received unencrypted data after SSL request",
+    hint: "A client must wait for the answer to SSLRequest before sending anything else; this may be a man-in-the-middle attempt.",
+  });
+}
+
+/** A second SSLRequest, or one inside TLS already. */
+export function sslRequestRepeated(): PgError {
+  return new PgError({
+    code: SqlState.protocol_violation,
+    severity: "FATAL",
+    message: "SSLRequest received on a connection that already negotiated encryption",
+    hint: "Send SSLRequest once, before the StartupMessage.",
+  });
+}
+
+/** `[auth] timeout_ms` passed before the login finished (PostgreSQL's authentication_timeout). */
+export function authenticationTimeout(): PgError {
+  return new PgError({
+    code: SqlState.query_canceled,
+    severity: "FATAL",
+    message: "canceling authentication due to timeout",
+    hint: "The client took longer than [auth] timeout_ms to log in.",
+  });
+}
+
+/** `[auth] max_unauthenticated` connections are already logging in. */
+export function tooManyLoggingIn(max: number): PgError {
+  return new PgError({
+    code: SqlState.too_many_connections,
+    severity: "FATAL",
+    message: `too many connections are logging in (at most ${max})`,
+    hint: "Retry shortly; raise [auth] max_unauthenticated if legitimate clients hit this.",
+  });
+}
+
+/** The home region could not be asked for a role's verifier. */
+export function verifierLookupFailed(): PgError {
+  return new PgError({
+    code: SqlState.cannot_connect_now,
+    severity: "FATAL",
+    message: "authentication is unavailable: the home region could not be asked for the role's verifier",
+    hint: "Retry; check that the home region is reachable and that [auth] verifier_query runs as its endpoint user.",
+  });
+}
+
+/** A SASL exchange that does not follow SCRAM-SHA-256, or an answer of the wrong kind. */
+export function authProtocolViolation(detail: string): PgError {
+  return new PgError({
+    code: SqlState.protocol_violation,
+    severity: "FATAL",
+    message: `invalid authentication message: ${detail}`,
+    hint: "The client must answer with the mechanism and messages the server asked for.",
+  });
+}

@@ -1,0 +1,375 @@
+import type { Socket } from "node:net";
+import type { AuthMethod } from "@geo/core";
+import {
+  decodeStartupPacket,
+  encodeErrorResponse,
+  FrontendCode,
+  FrontendFramer,
+  isProtocolFault,
+  Messages,
+  type PgError,
+  protocolViolation,
+  STARTUP_FRAME_CODE,
+  type StartupMessage,
+} from "@geo/proto";
+import type { Logger } from "../log.js";
+import type { CancelRegistry } from "../server/cancel-registry.js";
+import { checkStartup } from "../session/startup.js";
+import { acceptTls, type ClientTls } from "../tls/client-tls.js";
+import { ReplayStream } from "../tls/replay-stream.js";
+import {
+  authenticationTimeout,
+  authProtocolViolation,
+  sslRequestRepeated,
+  tlsRequired,
+  tooManyLoggingIn,
+  unencryptedAfterSslRequest,
+  verifierLookupFailed,
+} from "./auth-errors.js";
+import type { FailureThrottle } from "./failure-throttle.js";
+import { LoginExchange, type LoginStep } from "./login-exchange.js";
+import type { PassthroughKeys } from "./passthrough-keys.js";
+import type { VerifierStore } from "./verifier-store.js";
+
+/** The first byte of a TLS handshake record: a ClientHello sent without SSLRequest (direct TLS). */
+const TLS_HANDSHAKE_RECORD = 0x16;
+
+export interface FrontDoorOptions {
+  readonly method: AuthMethod;
+  /** Null: no certificate, SSLRequest is answered 'N'. */
+  readonly tls: ClientTls | null;
+  /** `[auth] timeout_ms`: the whole handshake, TLS included. */
+  readonly timeoutMs: number;
+  readonly maxUnauthenticated: number;
+  readonly store: VerifierStore;
+  readonly throttle: FailureThrottle;
+  readonly cancels: CancelRegistry;
+  /** Set with `[auth] passthrough`: where a SCRAM login leaves its keys. */
+  readonly passthrough: PassthroughKeys | null;
+  /** Keys mock verifiers for unknown roles (random per process). */
+  readonly mockSecret: Uint8Array;
+  readonly log: Logger;
+  /** Waits before a failure is answered; injected by tests. */
+  readonly sleep?: ((ms: number) => Promise<void>) | undefined;
+}
+
+/** What a connection that got through the door is handed on as. */
+export interface Admitted {
+  /** The plain or TLS socket, paused, with the StartupMessage and any bytes after it pushed back. */
+  readonly socket: Socket;
+  readonly user: string;
+  readonly encrypted: boolean;
+}
+
+/**
+ * Everything between accept() and the StartupMessage reaching a session: SSLRequest (TLS with the
+ * configured certificate, or 'N'), GSSENCRequest ('N'), direct TLS, CancelRequest, and the
+ * client's authentication. A connection that gets through is handed on with its StartupMessage
+ * pushed back into the socket, so the session reads it as if it came first; the session then sends
+ * AuthenticationOk and the rest of the login. Whatever goes wrong here closes this connection only.
+ *
+ * @example
+ * ```ts
+ * const admitted = await door.admit(socket);
+ * if (admitted !== null) { new Session(admitted.socket, runtime); admitted.socket.resume(); }
+ * ```
+ */
+export class FrontDoor {
+  private readonly waiting = new Set<Handshake>();
+
+  constructor(readonly options: FrontDoorOptions) {}
+
+  /** Connections that have not finished logging in. */
+  get pending(): number {
+    return this.waiting.size;
+  }
+
+  admit(socket: Socket): Promise<Admitted | null> {
+    if (this.waiting.size >= this.options.maxUnauthenticated) {
+      socket.on("error", () => undefined);
+      socket.end(encodeErrorResponse(tooManyLoggingIn(this.options.maxUnauthenticated)));
+      return Promise.resolve(null);
+    }
+    const handshake = new Handshake(socket, this.options);
+    this.waiting.add(handshake);
+    return handshake.result.finally(() => this.waiting.delete(handshake));
+  }
+
+  /** Ends every connection still logging in (shutdown). */
+  close(): void {
+    for (const handshake of this.waiting) handshake.abort();
+  }
+}
+
+const PHASES = ["startup", "negotiating", "looking-up", "authenticating", "delaying", "done"] as const;
+type Phase = (typeof PHASES)[number];
+
+/** One connection's way through the door. */
+class Handshake {
+  readonly result: Promise<Admitted | null>;
+  private resolve!: (admitted: Admitted | null) => void;
+  private readonly framer = new FrontendFramer();
+  private readonly address: string;
+  private stream: Socket;
+  private encrypted = false;
+  private phase: Phase = "startup";
+  private sawBytes = false;
+  private startup: { bytes: Buffer; user: string } | null = null;
+  private exchange: LoginExchange | null = null;
+  private readonly timer: NodeJS.Timeout;
+  private readonly onData = (chunk: Buffer) => this.receive(chunk);
+  private readonly onError = (error: Error) =>
+    this.options.log.debug({ err: error.message }, "client socket error");
+  private readonly onClose = () => this.finish(null);
+
+  constructor(
+    private readonly raw: Socket,
+    private readonly options: FrontDoorOptions,
+  ) {
+    this.result = new Promise((resolve) => {
+      this.resolve = resolve;
+    });
+    this.address = raw.remoteAddress ?? "unknown";
+    this.stream = raw;
+    this.timer = setTimeout(() => {
+      if (this.phase === "negotiating") this.abort();
+      else this.fatal(authenticationTimeout());
+    }, options.timeoutMs);
+    raw.setNoDelay(true);
+    // Errors after the door closed (a reset while the session starts, a TLS layer that took the
+    // socket over) must not be unhandled; the session logs its own.
+    raw.on("error", noop);
+    this.listen(raw);
+  }
+
+  abort(): void {
+    this.finish(null);
+    this.stream.destroy();
+  }
+
+  private listen(stream: Socket): void {
+    this.stream = stream;
+    stream.on("data", this.onData);
+    stream.on("error", this.onError);
+    stream.on("close", this.onClose);
+  }
+
+  private unlisten(): void {
+    this.stream.off("data", this.onData);
+    this.stream.off("error", this.onError);
+    this.stream.off("close", this.onClose);
+  }
+
+  private receive(chunk: Buffer): void {
+    if (this.phase === "done") return;
+    if (!this.sawBytes && !this.encrypted && chunk.length > 0 && chunk[0] === TLS_HANDSHAKE_RECORD) {
+      this.sawBytes = true;
+      this.directTls(chunk);
+      return;
+    }
+    this.sawBytes = true;
+    this.framer.push(chunk);
+    this.pump();
+  }
+
+  /** Handles every complete packet unless a step is waiting (a lookup, a handshake, a delay). */
+  private pump(): void {
+    while (this.phase === "startup" || this.phase === "authenticating") {
+      const frame = this.framer.next();
+      if (frame === null) return;
+      if (isProtocolFault(frame)) {
+        this.fatal(protocolViolation(frame));
+        return;
+      }
+      if (frame.code === STARTUP_FRAME_CODE) this.startupPacket(frame.payload, frame.bytes);
+      else if (frame.code === FrontendCode.AuthenticationResponse && this.exchange !== null)
+        this.answer(this.exchange.step(frame.payload));
+      else
+        this.fatal(
+          authProtocolViolation(
+            `message '${String.fromCharCode(frame.code)}' before authentication completed`,
+          ),
+        );
+    }
+  }
+
+  private startupPacket(payload: Buffer, bytes: Buffer): void {
+    const packet = decodeStartupPacket(payload);
+    if (isProtocolFault(packet)) {
+      this.fatal(protocolViolation(packet));
+      return;
+    }
+    switch (packet.type) {
+      case "SSLRequest":
+        this.sslRequest();
+        return;
+      case "GSSENCRequest":
+        // libpq expects 'N' (then tries TLS or goes on in clear), not an error.
+        this.stream.write(Messages.sslRefused);
+        return;
+      case "CancelRequest": {
+        const matched = this.options.cancels.cancel(packet.processId, Buffer.from(packet.secretKey));
+        this.options.log.info({ matched }, "cancel request");
+        // PostgreSQL answers a CancelRequest with nothing, whatever the key.
+        this.finish(null);
+        this.stream.end();
+        return;
+      }
+      case "StartupMessage":
+        this.startupMessage(packet, Buffer.from(bytes));
+        return;
+    }
+  }
+
+  private sslRequest(): void {
+    const tls = this.options.tls;
+    if (this.encrypted) {
+      this.fatal(sslRequestRepeated());
+      return;
+    }
+    if (tls === null) {
+      this.stream.write(Messages.sslRefused);
+      return;
+    }
+    // CVE-2021-23214: bytes already here were sent in clear before the handshake, where anyone on
+    // the path could have put them; reading them as if they came through TLS would let a man in
+    // the middle inject commands.
+    if (this.framer.bufferedLength > 0) {
+      this.fatal(unencryptedAfterSslRequest());
+      return;
+    }
+    this.phase = "negotiating";
+    this.unlisten();
+    this.raw.write(Messages.sslAccepted);
+    this.handshake(acceptTls(this.raw, tls, false));
+  }
+
+  private directTls(chunk: Buffer): void {
+    const tls = this.options.tls;
+    if (tls === null) {
+      this.finish(null);
+      this.raw.destroy();
+      return;
+    }
+    this.phase = "negotiating";
+    this.unlisten();
+    this.handshake(acceptTls(new ReplayStream(this.raw, chunk), tls, true));
+  }
+
+  private handshake(secured: Promise<Socket>): void {
+    secured.then(
+      (secure) => {
+        if (this.phase === "done") {
+          secure.destroy();
+          return;
+        }
+        this.encrypted = true;
+        this.phase = "startup";
+        this.listen(secure);
+      },
+      (error: unknown) => {
+        this.options.log.info(
+          { err: error instanceof Error ? error.message : String(error) },
+          "TLS handshake failed",
+        );
+        this.finish(null);
+        this.raw.destroy();
+      },
+    );
+  }
+
+  private startupMessage(message: StartupMessage, bytes: Buffer): void {
+    if (this.options.tls?.required === true && !this.encrypted) {
+      this.fatal(tlsRequired());
+      return;
+    }
+    const check = checkStartup(message);
+    if (!check.ok) {
+      this.fatal(check.error);
+      return;
+    }
+    this.startup = { bytes, user: check.user };
+    const method = this.options.method;
+    if (method === "trust") {
+      this.handOn();
+      return;
+    }
+    this.phase = "looking-up";
+    this.options.store.get(check.user).then(
+      (credential) => {
+        if (this.phase === "done") return;
+        this.exchange = new LoginExchange(check.user, method, credential, this.options.mockSecret);
+        this.phase = "authenticating";
+        this.stream.write(this.exchange.begin());
+        this.pump();
+      },
+      (error: unknown) => {
+        this.options.log.error({ err: error }, "verifier lookup failed");
+        this.fatal(verifierLookupFailed());
+      },
+    );
+  }
+
+  private answer(step: LoginStep): void {
+    switch (step.kind) {
+      case "continue":
+        this.stream.write(step.send);
+        return;
+      case "ok":
+        if (step.send.length > 0) this.stream.write(step.send);
+        this.options.throttle.succeeded(this.address);
+        if (step.keys !== null) this.options.passthrough?.remember(this.startup!.user, step.keys);
+        this.handOn();
+        return;
+      case "fail": {
+        if (!step.wrongPassword) {
+          this.fatal(step.error);
+          return;
+        }
+        const delay = this.options.throttle.failed(this.address);
+        this.options.log.info({ user: this.startup?.user, address: this.address, delay }, "login failed");
+        this.phase = "delaying";
+        const sleep = this.options.sleep ?? defaultSleep;
+        void sleep(delay).then(() => this.fatal(step.error));
+        return;
+      }
+    }
+  }
+
+  /** The session takes over: the StartupMessage, then whatever the client sent after it. */
+  private handOn(): void {
+    const startup = this.startup!;
+    const rest = this.framer.takeBuffered();
+    const stream = this.stream;
+    this.unlisten();
+    stream.pause();
+    stream.unshift(rest.length === 0 ? startup.bytes : Buffer.concat([startup.bytes, rest]));
+    this.finish({ socket: stream, user: startup.user, encrypted: this.encrypted });
+  }
+
+  private fatal(error: PgError): void {
+    if (this.phase === "done") return;
+    const stream = this.stream;
+    this.finish(null);
+    if (!stream.destroyed) {
+      stream.end(encodeErrorResponse(error));
+      // A client that never reads must not keep the socket open.
+      setTimeout(() => stream.destroy(), 1_000).unref();
+    }
+  }
+
+  private finish(admitted: Admitted | null): void {
+    if (this.phase === "done") return;
+    this.phase = "done";
+    clearTimeout(this.timer);
+    if (admitted === null) this.unlisten();
+    this.stream.on("error", noop);
+    this.resolve(admitted);
+  }
+}
+
+function noop(): void {}
+
+function defaultSleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

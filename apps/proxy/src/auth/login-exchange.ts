@@ -1,0 +1,153 @@
+import { createHmac, randomBytes } from "node:crypto";
+import {
+  decodePasswordMessage,
+  decodeSASLInitialResponse,
+  decodeSASLResponse,
+  encodeAuthentication,
+  isProtocolFault,
+  type PgError,
+  SCRAM_SHA_256,
+  ScramFailureReason,
+  ScramServer,
+  type ScramVerifier,
+  verifyMd5Password,
+} from "@geo/proto";
+import { authProtocolViolation, passwordFailed } from "./auth-errors.js";
+import type { StoredCredential } from "./stored-credential.js";
+
+/** What the client is asked for: the method configured, adjusted to what is stored for the role. */
+export const CHALLENGES = ["scram", "md5"] as const;
+export type Challenge = (typeof CHALLENGES)[number];
+
+export type LoginStep =
+  /** Send these bytes and wait for the client's next message. */
+  | { readonly kind: "continue"; readonly send: Buffer }
+  /** Logged in: send `send` (SASLFinal, possibly empty) then AuthenticationOk follows. */
+  | {
+      readonly kind: "ok";
+      readonly send: Buffer;
+      /** The ClientKey a SCRAM proof revealed, and the verifier's ServerKey: for passthrough. */
+      readonly keys: { readonly clientKey: Buffer; readonly serverKey: Buffer } | null;
+    }
+  | { readonly kind: "fail"; readonly error: PgError; readonly wrongPassword: boolean };
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * One client's authentication exchange, with no I/O: `begin()` gives the first request, each
+ * password-type message ('p') goes to `step()`. A role with no credential gets the same exchange
+ * as any other against a mock verifier (`ScramServer.forUnknownRole`, or an MD5 salt), and fails
+ * exactly like a wrong password, after the same amount of work.
+ *
+ * As in PostgreSQL, `md5` falls back to SCRAM for a role whose stored secret is a SCRAM verifier,
+ * while `scram-sha-256` never accepts an MD5 hash.
+ */
+export class LoginExchange {
+  private readonly challenge: Challenge;
+  private scram: ScramServer | null = null;
+  private readonly verifier: ScramVerifier | null;
+  private readonly md5Salt = randomBytes(4);
+  private state: "initial" | "sasl-first" | "sasl-final" | "md5" | "done" = "initial";
+
+  constructor(
+    private readonly user: string,
+    method: "scram-sha-256" | "md5",
+    private readonly credential: StoredCredential | null,
+    /** Keys the mock verifier, so an unknown role answers with the same salt every time. */
+    private readonly mockSecret: Uint8Array,
+  ) {
+    this.challenge = method === "md5" && credential?.kind !== "scram" ? "md5" : "scram";
+    this.verifier = credential?.kind === "scram" ? credential.verifier : null;
+  }
+
+  begin(): Buffer {
+    if (this.challenge === "md5") {
+      this.state = "md5";
+      return encodeAuthentication({ type: "AuthenticationMD5Password", salt: this.md5Salt });
+    }
+    this.state = "sasl-first";
+    return encodeAuthentication({ type: "AuthenticationSASL", mechanisms: [SCRAM_SHA_256] });
+  }
+
+  /** The payload of the client's 'p' message. */
+  step(payload: Buffer): LoginStep {
+    switch (this.state) {
+      case "md5":
+        return this.md5(payload);
+      case "sasl-first":
+        return this.saslFirst(payload);
+      case "sasl-final":
+        return this.saslFinal(payload);
+      case "initial":
+      case "done":
+        return this.fail(authProtocolViolation("no authentication message was expected"), false);
+    }
+  }
+
+  private md5(payload: Buffer): LoginStep {
+    const message = decodePasswordMessage(payload);
+    if (isProtocolFault(message)) return this.fail(authProtocolViolation(message.message), false);
+    // A role without an MD5 hash is checked against a mock one: the same work, and it never matches.
+    const hash =
+      this.credential?.kind === "md5"
+        ? this.credential.hash
+        : `md5${createHmac("md5", this.mockSecret).update(`md5:${this.user}`).digest("hex")}`;
+    if (!verifyMd5Password(hash, this.md5Salt, message.password))
+      return this.fail(passwordFailed(this.user), true);
+    this.state = "done";
+    return { kind: "ok", send: EMPTY, keys: null };
+  }
+
+  private saslFirst(payload: Buffer): LoginStep {
+    const message = decodeSASLInitialResponse(payload);
+    if (isProtocolFault(message)) return this.fail(authProtocolViolation(message.message), false);
+    if (message.mechanism !== SCRAM_SHA_256) {
+      return this.fail(
+        authProtocolViolation(
+          `the client selected SASL mechanism "${message.mechanism}", which was not offered`,
+        ),
+        false,
+      );
+    }
+    if (message.data === null)
+      return this.fail(authProtocolViolation("SASLInitialResponse carries no data"), false);
+    this.scram =
+      this.verifier === null
+        ? ScramServer.forUnknownRole(this.user, this.mockSecret)
+        : new ScramServer(this.verifier);
+    const answer = this.scram.clientFirst(message.data);
+    if (!answer.ok) return this.scramFailure(answer.failure.reason, answer.failure.message);
+    this.state = "sasl-final";
+    return {
+      kind: "continue",
+      send: encodeAuthentication({ type: "AuthenticationSASLContinue", data: answer.message }),
+    };
+  }
+
+  private saslFinal(payload: Buffer): LoginStep {
+    const message = decodeSASLResponse(payload);
+    if (isProtocolFault(message)) return this.fail(authProtocolViolation(message.message), false);
+    const answer = this.scram!.clientFinal(message.data);
+    if (!answer.ok) return this.scramFailure(answer.failure.reason, answer.failure.message);
+    this.state = "done";
+    return {
+      kind: "ok",
+      send: encodeAuthentication({ type: "AuthenticationSASLFinal", data: answer.message }),
+      keys: { clientKey: answer.clientKey, serverKey: this.verifier!.serverKey },
+    };
+  }
+
+  /**
+   * A wrong proof is a wrong password. A malformed message is a protocol violation, reported as
+   * such whether the role exists or not, so it reveals nothing either.
+   */
+  private scramFailure(reason: ScramFailureReason, detail: string): LoginStep {
+    if (reason === ScramFailureReason.invalidProof) return this.fail(passwordFailed(this.user), true);
+    return this.fail(authProtocolViolation(detail), false);
+  }
+
+  private fail(error: PgError, wrongPassword: boolean): LoginStep {
+    this.state = "done";
+    return { kind: "fail", error, wrongPassword };
+  }
+}

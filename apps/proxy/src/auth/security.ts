@@ -1,0 +1,126 @@
+import { randomBytes } from "node:crypto";
+import type { GeoConfig } from "@geo/core";
+import type { ConnectFunction, Lease } from "@geo/pool";
+import type { Logger } from "../log.js";
+import type { CancelRegistry } from "../server/cancel-registry.js";
+import { backendUpgrades } from "../tls/backend-upgrades.js";
+import { type ClientTls, loadClientTls } from "../tls/client-tls.js";
+import { backendConnectFor } from "./backend-credentials.js";
+import { FailureThrottle } from "./failure-throttle.js";
+import { FrontDoor } from "./front-door.js";
+import { PassthroughKeys } from "./passthrough-keys.js";
+import { credentialFromConfig, type StoredCredential } from "./stored-credential.js";
+import { homeVerifierLookup } from "./verifier-lookup.js";
+import { VerifierStore } from "./verifier-store.js";
+
+export interface SecurityOptions {
+  /** Replaces how backend connections are opened (tests); TLS and credentials are added around it. */
+  readonly connect?: ConnectFunction | undefined;
+  /** Clock of the verifier cache and the failure throttle (tests). */
+  readonly now?: (() => number) | undefined;
+  /** How a failure's delay is waited out (tests). */
+  readonly sleep?: ((ms: number) => Promise<void>) | undefined;
+}
+
+/** What the proxy needs from `[auth]` and `[tls]`, prepared once at start. */
+export interface Security {
+  /** Opens backend connections with TLS and the right credentials for their role. */
+  readonly connect: ConnectFunction;
+  readonly clientTls: ClientTls | null;
+  readonly throttle: FailureThrottle;
+  readonly store: VerifierStore | null;
+  /** The front door, once the pools exist (the verifier lookup runs on the home region's pool). */
+  openDoor(deps: {
+    readonly acquireHome: () => Promise<Lease>;
+    readonly cancels: CancelRegistry;
+    readonly log: Logger;
+  }): FrontDoor;
+}
+
+/**
+ * Reads certificates and CA files, derives configured users' verifiers, and checks the rules that
+ * keep a configuration from being silently unsafe. Throws Error lines for the startup report.
+ */
+export function prepareSecurity(config: GeoConfig, options: SecurityOptions = {}): Security {
+  const problems: string[] = [];
+  const auth = config.auth;
+  if (auth.passthrough && auth.method !== "scram-sha-256") {
+    problems.push(
+      `${config.file}: auth.passthrough needs auth.method = "scram-sha-256": only a SCRAM login proves the keys to log in to backends with`,
+    );
+  }
+  const configured = new Map<string, StoredCredential>();
+  if (auth.method !== "trust") {
+    for (const user of auth.users) {
+      const credential = credentialFromConfig(user, auth.method);
+      if (credential === null) {
+        problems.push(
+          `${config.file}: auth.users "${user.name}": verifier is neither a SCRAM-SHA-256 verifier nor an MD5 hash, and no password is given`,
+        );
+      } else configured.set(user.name, credential);
+    }
+  }
+  let clientTls: ClientTls | null = null;
+  let upgrades = new Map<string, undefined>() as ReturnType<typeof backendUpgrades>;
+  try {
+    clientTls = loadClientTls(config.tls);
+  } catch (error) {
+    problems.push(`${config.file}: ${(error as Error).message}`);
+  }
+  try {
+    upgrades = backendUpgrades(config);
+  } catch (error) {
+    problems.push(`${config.file}: ${(error as Error).message}`);
+  }
+  if (problems.length > 0) throw new SecurityConfigError(problems);
+
+  const passthrough = auth.passthrough ? new PassthroughKeys() : null;
+  const throttle = new FailureThrottle({
+    baseMs: auth.failureDelayMs,
+    maxMs: auth.failureDelayMaxMs,
+    windowMs: auth.failureWindowMs,
+    now: options.now,
+  });
+  let store: VerifierStore | null = null;
+  const security: Security = {
+    connect: backendConnectFor(config, passthrough, upgrades, options.connect),
+    clientTls,
+    throttle,
+    get store() {
+      return store;
+    },
+    openDoor(deps) {
+      store = new VerifierStore({
+        configured,
+        lookup:
+          auth.method !== "trust" && auth.lookup
+            ? homeVerifierLookup(deps.acquireHome, auth.verifierQuery, config.pool.connectTimeoutMs)
+            : undefined,
+        ttlMs: auth.verifierCacheMs,
+        now: options.now,
+      });
+      return new FrontDoor({
+        method: auth.method,
+        tls: clientTls,
+        timeoutMs: auth.timeoutMs,
+        maxUnauthenticated: auth.maxUnauthenticated,
+        store,
+        throttle,
+        cancels: deps.cancels,
+        passthrough,
+        mockSecret: randomBytes(32),
+        log: deps.log,
+        sleep: options.sleep,
+      });
+    },
+  };
+  return security;
+}
+
+/** One line per unsafe or unreadable setting, for the startup report. */
+export class SecurityConfigError extends Error {
+  override readonly name = "SecurityConfigError";
+  constructor(readonly lines: readonly string[]) {
+    super(lines.join("\n"));
+  }
+}
