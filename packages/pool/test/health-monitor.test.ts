@@ -174,6 +174,8 @@ describe("HealthMonitor", () => {
       inRecovery: true,
     });
     expect(monitor.status("10.9.9.9:1")).toBeUndefined();
+    expect(monitor.primaryOf("eu")).toMatchObject({ address: P, role: "primary", state: "up" });
+    expect(monitor.primaryOf("nowhere")).toBeUndefined();
   });
 
   it("marks a backend down only at the third consecutive failed probe", async () => {

@@ -425,6 +425,15 @@ export class HealthMonitor {
     return record === undefined ? undefined : this.snapshot(record);
   }
 
+  /**
+   * The region's primary, for the data path's last check: a read with no qualifying replica goes
+   * here, and when it is down the read fails (`regionPrimaryDown`) rather than trying a replica.
+   */
+  primaryOf(region: string): BackendHealth | undefined {
+    const primary = this.regions.get(region)?.primary;
+    return primary === undefined ? undefined : this.snapshot(primary);
+  }
+
   /** Every backend, in configuration order (SHOW HEALTH). */
   list(): BackendHealth[] {
     return this.records.map((record) => this.snapshot(record));
