@@ -3,7 +3,7 @@ export { failureNotes } from "./failure-notes.js";
 export { type BenchOptions, parseOptions, USAGE, UsageError } from "./options.js";
 export { parseTransactionLog } from "./pgbench-log.js";
 export { type PgbenchSummary, parsePgbenchOutput } from "./pgbench-output.js";
-export type { PgbenchRun } from "./pgbench-run.js";
+export { type PgbenchRun, pgbenchFailureReason } from "./pgbench-run.js";
 export { cpuSecondsOfTree, parseProcStat } from "./proc-cpu.js";
 export { type CellSummary, type ReportInput, ratio, renderReport, summarizeCell } from "./report.js";
 export { median, percentileOfSorted, spread, summarizeLatencies } from "./stats.js";

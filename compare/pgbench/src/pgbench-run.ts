@@ -25,14 +25,26 @@ export interface PgbenchRun {
     | { ok: false; error: string };
 }
 
-/** The lines of pgbench's stderr that say why a run went wrong, without the progress chatter. */
-function errorLines(stderr: string): string {
+/**
+ * Why a pgbench run went wrong, in a line: the distinct server errors it printed (the part after
+ * `ERROR:` or `FATAL:`), else its distinct error lines, else its last lines. Sixteen clients
+ * failing alike print sixteen copies, interleaved mid-line, so only distinct messages are kept.
+ */
+export function pgbenchFailureReason(stderr: string): string {
+  const serverErrors = [...stderr.matchAll(/(?:ERROR|FATAL):\s+(.+?)(?=\s*(?:pgbench:|$))/gm)].map((m) =>
+    m[1]!.trim(),
+  );
+  if (serverErrors.length > 0) return [...new Set(serverErrors)].slice(0, 3).join("; ");
   const lines = stderr
     .split("\n")
     .map((line) => line.trim())
-    .filter((line) => /error|abort|fatal|could not/i.test(line));
-  const unique = [...new Set(lines.map((line) => line.replace(/client \d+/g, "client N")))];
-  return unique.slice(0, 3).join("; ") || stderr.trim().split("\n").slice(-2).join("; ") || "no output";
+    .filter((line) => /error|abort|could not/i.test(line))
+    .map((line) => line.replace(/client \d+/g, "client N"));
+  return (
+    [...new Set(lines)].slice(0, 3).join("; ") ||
+    stderr.trim().split("\n").slice(-2).join("; ") ||
+    "no output"
+  );
 }
 
 /** One timed pgbench run against one target, with its transaction log and the proxy's CPU. */
@@ -63,13 +75,13 @@ export async function runPgbench(
   if (result.code !== 0 || summary === undefined) {
     return {
       ...base,
-      measured: { ok: false, error: `pgbench exit ${result.code}: ${errorLines(result.stderr)}` },
+      measured: { ok: false, error: `pgbench exit ${result.code}: ${pgbenchFailureReason(result.stderr)}` },
     };
   }
   if (summary.processed === 0) {
     return {
       ...base,
-      measured: { ok: false, error: `no transaction completed: ${errorLines(result.stderr)}` },
+      measured: { ok: false, error: `no transaction completed: ${pgbenchFailureReason(result.stderr)}` },
     };
   }
   return {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parsePgbenchOutput, parseTransactionLog } from "../src/index.js";
+import { parsePgbenchOutput, parseTransactionLog, pgbenchFailureReason } from "../src/index.js";
 
 describe("pgbench's per-transaction log", () => {
   it("reads the latency in microseconds from the third field of each line", () => {
@@ -53,5 +53,24 @@ tps = 60465.012345 (without initial connection time)
 
   it("reports nothing for a run that was aborted before its summary", () => {
     expect(parsePgbenchOutput("pgbench (15.18)\n")).toBeUndefined();
+  });
+});
+
+describe("why a pgbench run failed", () => {
+  it("keeps each distinct server error once, even when clients' messages interleave mid-line", () => {
+    const stderr = [
+      'pgbench: error: ERROR:  prepared statement "P_0" already exists',
+      'pgbench: error: client 3 script 0 aborted in command 1 query 0: ERROR:  prepared statement "P_0" does not exist',
+      'pgbench:pgbench: error: client 7 script 0 aborted in command 1 query 0: ERROR:  prepared statement "P_0" does not exist',
+      "pgbench: error: Run was aborted; the above results are incomplete.",
+    ].join("\n");
+    expect(pgbenchFailureReason(stderr)).toBe(
+      'prepared statement "P_0" already exists; prepared statement "P_0" does not exist',
+    );
+  });
+
+  it("falls back to pgbench's own error lines when the server said nothing", () => {
+    const stderr = 'pgbench: error: connection to server at "127.0.0.1", port 1 failed: Connection refused\n';
+    expect(pgbenchFailureReason(stderr)).toContain("Connection refused");
   });
 });
