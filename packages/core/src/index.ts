@@ -1,5 +1,5 @@
 /** Configuration, topology, placement, key directory, hash, planner, explain. */
-export { DEFAULTS, KEY_TYPES, PLACEMENTS, RESIDENCIES } from "./config/defaults.js";
+export { DECISION_LOGS, DEFAULTS, KEY_TYPES, PLACEMENTS, RESIDENCIES } from "./config/defaults.js";
 export { loadConfig } from "./config/load-config.js";
 export type { Routing } from "./config/load-routing.js";
 export { loadRouting } from "./config/load-routing.js";
@@ -9,6 +9,7 @@ export type {
   AuthConfig,
   AuthMethod,
   AuthUser,
+  DecisionLogKind,
   DefaultPlacement,
   DirectoryStoreConfig,
   Endpoint,
@@ -25,6 +26,7 @@ export type {
   SslMode,
   TablePolicy,
   TlsConfig,
+  TxnConfig,
 } from "./config/types.js";
 export type { Directory, MutableDirectory } from "./directory/directory.js";
 export { loadDirectoryTsv, parseDirectoryTsv } from "./directory/directory-tsv.js";

@@ -15,6 +15,7 @@ const SECTIONS: Record<keyof typeof DEFAULTS, string> = {
   admin: "## `[admin]`",
   directoryStore: "## `[directory_store]`",
   gather: "## `[gather]`",
+  txn: "## `[txn]`",
 };
 
 function snake(name: string): string {

@@ -67,10 +67,19 @@ export const DEFAULTS = {
     maxRows: 100_000,
     maxBytes: 64 * 1024 * 1024,
   },
+  txn: {
+    decisionLog: "file",
+    dataDir: "geoproxy-data",
+    logTable: "geo_txn_decisions",
+    recoveryGraceMs: 60_000,
+    recoveryIntervalMs: 30_000,
+    decideDeadlineMs: 10_000,
+  },
 } as const;
 
 export const PLACEMENTS = ["geo_partitioned", "global_replicated", "pinned"] as const;
 export const RESIDENCIES = ["none", "strict"] as const;
 export const KEY_TYPES = ["text", "integer"] as const;
 export const AUTH_METHODS = ["trust", "scram-sha-256", "md5"] as const;
+export const DECISION_LOGS = ["file", "table"] as const;
 export const SSL_MODES = ["disable", "prefer", "require", "verify-ca", "verify-full"] as const;

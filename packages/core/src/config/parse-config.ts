@@ -1,6 +1,14 @@
 import { parse as parseToml, TomlError } from "smol-toml";
 import { ConfigError } from "../errors/config-error.js";
-import { AUTH_METHODS, DEFAULTS, KEY_TYPES, PLACEMENTS, RESIDENCIES, SSL_MODES } from "./defaults.js";
+import {
+  AUTH_METHODS,
+  DECISION_LOGS,
+  DEFAULTS,
+  KEY_TYPES,
+  PLACEMENTS,
+  RESIDENCIES,
+  SSL_MODES,
+} from "./defaults.js";
 import { FieldReader } from "./field-reader.js";
 import { keyLines } from "./key-lines.js";
 import type {
@@ -18,6 +26,7 @@ import type {
   ServerConfig,
   TablePolicy,
   TlsConfig,
+  TxnConfig,
 } from "./types.js";
 
 const TOP_LEVEL = [
@@ -31,6 +40,7 @@ const TOP_LEVEL = [
   "admin",
   "directory_store",
   "gather",
+  "txn",
 ] as const;
 const MAX_PORT = 65_535;
 const MAX_MS = 86_400_000;
@@ -79,6 +89,7 @@ export function parseConfig(text: string, file = "<config>"): GeoConfig {
     pool: readPool(root.table("pool")),
     tls: readTls(root.table("tls")),
     gather: readGather(root.table("gather")),
+    txn: readTxn(root.table("txn")),
     ...(admin === undefined ? {} : { admin }),
     ...(directoryStore === undefined ? {} : { directoryStore }),
   };
@@ -407,4 +418,43 @@ function readGather(reader: FieldReader | undefined): GatherConfig {
     maxRows: reader.integer("max_rows", d.maxRows, 0, Number.MAX_SAFE_INTEGER),
     maxBytes: reader.integer("max_bytes", d.maxBytes, 0, Number.MAX_SAFE_INTEGER),
   };
+}
+
+function readTxn(reader: FieldReader | undefined): TxnConfig {
+  const d = DEFAULTS.txn;
+  if (reader === undefined) return { ...d };
+  reader.onlyKnown([
+    "decision_log",
+    "data_dir",
+    "log_path",
+    "log_table",
+    "recovery_grace_ms",
+    "recovery_interval_ms",
+    "decide_deadline_ms",
+  ]);
+  const logPath = reader.string("log_path");
+  const txn: TxnConfig = {
+    decisionLog: reader.choice("decision_log", DECISION_LOGS, d.decisionLog),
+    dataDir: reader.string("data_dir", d.dataDir),
+    ...(logPath === undefined ? {} : { logPath }),
+    logTable: reader.string("log_table", d.logTable),
+    recoveryGraceMs: reader.integer("recovery_grace_ms", d.recoveryGraceMs, 1, MAX_MS),
+    recoveryIntervalMs: reader.integer("recovery_interval_ms", d.recoveryIntervalMs, 1, MAX_MS),
+    decideDeadlineMs: reader.integer("decide_deadline_ms", d.decideDeadlineMs, 1, MAX_MS),
+  };
+  if (!/^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/.test(txn.logTable)) {
+    reader.fail(
+      "invalid_value",
+      "log_table",
+      "must be a plain lower-case identifier, optionally schema-qualified",
+    );
+  }
+  if (txn.decideDeadlineMs >= txn.recoveryGraceMs) {
+    reader.fail(
+      "invalid_value",
+      "decide_deadline_ms",
+      `decide_deadline_ms (${txn.decideDeadlineMs}) must be below recovery_grace_ms (${txn.recoveryGraceMs}), or recovery could roll back a transaction its coordinator is still deciding`,
+    );
+  }
+  return txn;
 }

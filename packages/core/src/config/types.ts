@@ -141,6 +141,25 @@ export interface GatherConfig {
   readonly maxBytes: number;
 }
 
+export type DecisionLogKind = "file" | "table";
+
+/** Cross-region commits: where their decisions are kept and how recovery finishes them. */
+export interface TxnConfig {
+  /** `file`: an fsynced append-only file (one proxy); `table`: a table in the home region. */
+  readonly decisionLog: DecisionLogKind;
+  /** Directory holding the file log when `logPath` is not given. */
+  readonly dataDir: string;
+  /** The file log's path; default `<dataDir>/<server.node>.decisions.log`. */
+  readonly logPath?: string;
+  /** The table log's table in the home region. */
+  readonly logTable: string;
+  /** An undecided prepared transaction younger than this is left to its coordinator. */
+  readonly recoveryGraceMs: number;
+  readonly recoveryIntervalMs: number;
+  /** Longest time from the first PREPARE to the decision; must stay below the grace period. */
+  readonly decideDeadlineMs: number;
+}
+
 /** A validated configuration; every default filled in. */
 export interface GeoConfig {
   /** The file it came from, for messages. */
@@ -157,4 +176,5 @@ export interface GeoConfig {
   /** Absent when the section is absent: the directory is the in-memory one. */
   readonly directoryStore?: DirectoryStoreConfig;
   readonly gather: GatherConfig;
+  readonly txn: TxnConfig;
 }
