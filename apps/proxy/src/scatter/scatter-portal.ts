@@ -8,7 +8,7 @@ import { openRegions } from "./region-connections.js";
 import { type BoundParams, describeStatement } from "./region-statement.js";
 import type { RowSource } from "./row-source.js";
 import { reportFailure } from "./run-scatter.js";
-import { formatOf, openScatter } from "./scatter-read.js";
+import { checkResultFormats, formatOf, openScatter } from "./scatter-read.js";
 
 const EXTENDED: StatementMode = { extended: true, final: false };
 
@@ -53,6 +53,7 @@ export class ScatterPortal {
     try {
       connections = await openRegions(session, [this.plan.regions[0] ?? this.plan.home], EXTENDED);
       const shape = await describeStatement(connections[0]!.channel, this.analysis.text, this.params.types);
+      checkResultFormats(this.resultFormats, shape);
       const fields =
         shape.fields?.map((field, i) => ({ ...field, format: formatOf(this.resultFormats, i) })) ?? null;
       session.relay.local({ bytes: rowDescriptionFrame(fields) });

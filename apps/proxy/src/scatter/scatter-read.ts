@@ -120,14 +120,16 @@ export async function openScatter(
   try {
     const sqls = unique(jobs.map((job) => job.sql));
     const describeOn = (i: number) => connections[i % connections.length]!.channel;
-    const [original, ...shapes] = await describeAll([
-      { channel: describeOn(0), sql: analysis.text, types: request.params.types },
-      ...sqls.map((sql, i) => ({ channel: describeOn(i + 1), sql, types: request.params.types })),
-    ]);
-    const params: BoundParams = { ...request.params, types: original!.paramTypes };
+    // The client's own statement first: its parameter types are the ones every rewrite must use.
+    const original = await describeStatement(describeOn(0), analysis.text, request.params.types);
+    checkResultFormats(request.resultFormats, original);
+    const params: BoundParams = { ...request.params, types: original.paramTypes };
+    const shapes = await describeAll(
+      sqls.map((sql, i) => ({ channel: describeOn(i + 1), sql, types: params.types })),
+    );
     const shapeOf = (sql: string): StatementShape => shapes[sqls.indexOf(sql)]!;
     const fields =
-      original!.fields?.map((field, i) => ({ ...field, format: formatOf(request.resultFormats, i) })) ?? null;
+      original.fields?.map((field, i) => ({ ...field, format: formatOf(request.resultFormats, i) })) ?? null;
     const visibleFormats = (fields ?? []).map((field) => field.format);
     const done = (rows: RowSource): ScatterAnswer => ({ fields, rows });
     const source = (next: () => Promise<Buffer | null>): RowSource => ({
@@ -258,6 +260,16 @@ export async function openScatter(
     await closeAll(connections, true);
     throw error;
   }
+}
+
+/** PostgreSQL refuses a Bind whose result formats are neither none, one, nor one per column. */
+export function checkResultFormats(codes: readonly FormatCode[], shape: StatementShape): void {
+  const columns = shape.fields?.length ?? 0;
+  if (codes.length <= 1 || codes.length === columns) return;
+  throw new PgError({
+    code: "08P01",
+    message: `bind message has ${codes.length} result formats but query has ${columns} columns`,
+  });
 }
 
 async function describeAll(

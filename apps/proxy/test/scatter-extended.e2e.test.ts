@@ -1,0 +1,279 @@
+import {
+  type BackendMessage,
+  encodeBind,
+  encodeDescribe,
+  encodeExecute,
+  encodeParse,
+  encodeSync,
+} from "@geo/proto";
+import { RawClient } from "@geo/testkit";
+import type pg from "pg";
+import postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RealRegions } from "./support/real-regions.js";
+import { startScatterRegions, textClient } from "./support/scatter-regions.js";
+
+let regions: RealRegions;
+let proxy: pg.Client;
+let reference: pg.Client;
+
+beforeAll(async () => {
+  regions = await startScatterRegions();
+  proxy = await textClient(regions.proxy.port);
+  reference = await textClient(regions.cluster.servers[0]!.port, "reference");
+});
+afterAll(async () => {
+  await proxy?.end().catch(() => undefined);
+  await reference?.end().catch(() => undefined);
+  await regions?.close();
+});
+
+function referencePort(): number {
+  return regions.cluster.servers[0]!.port;
+}
+
+async function both(sql: string, values: unknown[]): Promise<[unknown[][], unknown[][]]> {
+  const run = async (client: pg.Client) =>
+    (await client.query({ text: sql, values, rowMode: "array" })).rows as unknown[][];
+  return Promise.all([run(proxy), run(reference)]);
+}
+
+describe("prepared statements spanning regions", () => {
+  const cases: [string, unknown[]][] = [
+    [
+      "SELECT tenant_id, id, qty FROM measures WHERE qty > $1 ORDER BY qty, tenant_id, id LIMIT $2 OFFSET $3",
+      [-500, 6, 2],
+    ],
+    [
+      "SELECT status, count(*), sum(total) FROM orders WHERE total > $1 GROUP BY status HAVING count(*) > $2 ORDER BY status",
+      ["50.5", 3],
+    ],
+    [
+      "SELECT $2::text AS echo, pg_typeof($2)::text AS t, count(*) FROM orders WHERE total > $1",
+      ["100", 'it\'s "quoted" \\ text'],
+    ],
+    ["SELECT name FROM users WHERE name LIKE $1 ORDER BY name LIMIT $2", ["%-2", 5]],
+    [
+      "SELECT tenant_id, id, label FROM measures WHERE label = ANY($1) ORDER BY tenant_id, id",
+      ["{apple,zebra}"],
+    ],
+  ];
+  for (const [sql, values] of cases) {
+    it(`answers ${sql} with ${JSON.stringify(values)} as one PostgreSQL would`, async () => {
+      const [viaProxy, expected] = await both(sql, values);
+      expect(viaProxy).toEqual(expected);
+      expect(viaProxy.length).toBeGreaterThan(0);
+    });
+  }
+
+  it("runs one named statement again with other parameters", async () => {
+    for (const limit of [1, 3, 8]) {
+      const query = {
+        name: "top-qty",
+        text: "SELECT qty FROM measures ORDER BY qty DESC NULLS LAST LIMIT $1",
+        values: [limit],
+        rowMode: "array" as const,
+      };
+      const [a, b] = await Promise.all([proxy.query(query), reference.query(query)]);
+      expect(a.rows).toEqual(b.rows);
+      expect(a.rows.length).toBe(limit);
+    }
+  });
+});
+
+describe("binary results", () => {
+  const statements = [
+    "SELECT tenant_id, id, qty, small, price, score, ratio, tag, flag FROM measures ORDER BY score DESC, id, qty LIMIT 30",
+    "SELECT flag, count(*), sum(price), avg(price), max(score) FROM measures GROUP BY flag ORDER BY flag",
+    "SELECT tenant_id, label FROM measures ORDER BY label NULLS FIRST, tenant_id, id LIMIT 10",
+  ];
+  for (const sql of statements) {
+    it(`sends ${sql} in binary, byte for byte as one PostgreSQL`, async () => {
+      const options = { prepare: true, max: 1, fetch_types: false, onnotice: () => undefined } as const;
+      const viaProxy = postgres(`postgres://postgres@127.0.0.1:${regions.proxy.port}/shop`, options);
+      const direct = postgres(`postgres://postgres@127.0.0.1:${referencePort()}/reference`, options);
+      try {
+        const [a, b] = await Promise.all([viaProxy.unsafe(sql).raw(), direct.unsafe(sql).raw()]);
+        const bytes = (rows: unknown[]) =>
+          rows.map((row) => (row as (Buffer | null)[]).map((v) => v?.toString("hex") ?? null));
+        expect(bytes(a)).toEqual(bytes(b));
+        expect(a.columns.map((c) => c.type)).toEqual(b.columns.map((c) => c.type));
+      } finally {
+        await Promise.all([viaProxy.end(), direct.end()]);
+      }
+    });
+  }
+});
+
+/** The messages of one exchange up to ReadyForQuery, as type names (DataRows as their values). */
+async function exchange(client: RawClient): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (;;) {
+    const message: BackendMessage = await client.next();
+    switch (message.type) {
+      case "DataRow":
+        out.push(message.values.map((v) => v?.toString("hex") ?? null));
+        break;
+      case "CommandComplete":
+        out.push(message.tag);
+        break;
+      case "RowDescription":
+        out.push(message.fields.map((f) => [f.name, f.typeOid, f.typeModifier, f.format]));
+        break;
+      case "ErrorResponse":
+        out.push(["error", message.fields.code]);
+        break;
+      case "ReadyForQuery":
+        out.push(`ready ${message.status}`);
+        return out;
+      default:
+        out.push(message.type);
+    }
+  }
+}
+
+describe("portal suspension", () => {
+  const cases: [string, number[], number][] = [
+    ["SELECT tenant_id, id, price FROM measures ORDER BY price, tenant_id, id LIMIT 11", [1, 0, 1], 4],
+    ["SELECT currency, count(*) FROM orders GROUP BY currency ORDER BY currency", [1, 0], 1],
+    ["SELECT tenant_id, id FROM measures ORDER BY id, tenant_id LIMIT 8", [0], 4],
+  ];
+  for (const [sql, formats, maxRows] of cases) {
+    it(`answers a row-limited Execute a part at a time: ${sql}`, async () => {
+      const run = async (port: number, database: string) => {
+        const client = await RawClient.connect({ host: "127.0.0.1", port, user: "postgres", database });
+        try {
+          client.send(
+            Buffer.concat([
+              encodeParse({ name: "", sql, paramTypes: [] }),
+              encodeBind({
+                portal: "p",
+                statement: "",
+                paramFormats: [],
+                params: [],
+                resultFormats: formats as (0 | 1)[],
+              }),
+              encodeDescribe({ target: "P", name: "p" }),
+              encodeExecute({ portal: "p", maxRows }),
+              encodeExecute({ portal: "p", maxRows }),
+              encodeExecute({ portal: "p", maxRows: 0 }),
+              encodeSync(),
+            ]),
+          );
+          return await exchange(client);
+        } finally {
+          await client.close();
+        }
+      };
+      const [viaProxy, expected] = await Promise.all([
+        run(regions.proxy.port, "shop"),
+        run(referencePort(), "reference"),
+      ]);
+      expect(viaProxy).toEqual(expected);
+      expect(viaProxy).toContain("PortalSuspended");
+    });
+  }
+});
+
+describe("errors and transactions", () => {
+  it("sends the error of the one region that failed, and the session goes on", async () => {
+    const sql = "SELECT id / (CASE WHEN tenant_id = 'alice' THEN 0 ELSE 1 END) FROM measures ORDER BY 1";
+    const error = (await proxy.query(sql).catch((e: unknown) => e)) as { code?: string; message?: string };
+    expect(error.code).toBe("22012");
+    expect(error.message).toBe("division by zero");
+    const again = await proxy.query("SELECT count(*) AS n FROM measures");
+    expect(again.rows).toEqual([{ n: "120" }]);
+  });
+
+  it("fails the transaction block on a region's error, as PostgreSQL does", async () => {
+    const client = await RawClient.connect({
+      host: "127.0.0.1",
+      port: regions.proxy.port,
+      user: "postgres",
+      database: "shop",
+    });
+    try {
+      expect((await client.query("BEGIN")).status).toBe("T");
+      const failed = await client.query("SELECT 1 / (qty - qty) FROM measures");
+      expect(failed.error?.code).toBe("22012");
+      expect(failed.status).toBe("E");
+      const refused = await client.query("SELECT count(*) FROM measures");
+      expect(refused.error?.code).toBe("25P02");
+      const rollback = await client.query("ROLLBACK");
+      expect(rollback.status).toBe("I");
+      const after = await client.query("SELECT count(*) FROM measures");
+      expect(after.rows).toEqual([["120"]]);
+      expect(after.status).toBe("I");
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("reads the block's own uncommitted write in its region", async () => {
+    const client = await RawClient.connect({
+      host: "127.0.0.1",
+      port: regions.proxy.port,
+      user: "postgres",
+      database: "shop",
+    });
+    try {
+      await client.query("BEGIN");
+      await client.query("UPDATE measures SET qty = 99999 WHERE tenant_id = 'bob' AND id = 1");
+      const inside = await client.query("SELECT max(qty), count(*) FROM measures");
+      expect(inside.rows).toEqual([["99999", "120"]]);
+      expect(inside.status).toBe("T");
+      const merged = await client.query(
+        "SELECT tenant_id, qty FROM measures ORDER BY qty DESC NULLS LAST LIMIT 1",
+      );
+      expect(merged.rows).toEqual([["bob", "99999"]]);
+      await client.query("ROLLBACK");
+      const outside = await client.query("SELECT max(qty) FROM measures");
+      expect(outside.rows).not.toEqual([["99999"]]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("refuses result formats that match neither one code nor every column with PostgreSQL's error", async () => {
+    const sql = "SELECT tenant_id, id, qty FROM measures ORDER BY qty LIMIT 2";
+    const run = async (port: number, database: string) => {
+      const client = await RawClient.connect({ host: "127.0.0.1", port, user: "postgres", database });
+      try {
+        client.send(
+          Buffer.concat([
+            encodeParse({ name: "", sql, paramTypes: [] }),
+            encodeBind({ portal: "", statement: "", paramFormats: [], params: [], resultFormats: [1, 0] }),
+            encodeExecute({ portal: "", maxRows: 0 }),
+            encodeSync(),
+          ]),
+        );
+        return await exchange(client);
+      } finally {
+        await client.close();
+      }
+    };
+    const [viaProxy, expected] = await Promise.all([
+      run(regions.proxy.port, "shop"),
+      run(referencePort(), "reference"),
+    ]);
+    // PostgreSQL refuses at Bind; the proxy learns the column count when it runs the portal.
+    expect(viaProxy).toEqual(["ParseComplete", "BindComplete", ["error", "08P01"], "ready I"]);
+    expect(expected).toEqual(["ParseComplete", ["error", "08P01"], "ready I"]);
+  });
+
+  it("answers many statements in a row without losing a pooled connection", async () => {
+    for (let i = 0; i < 30; i++) {
+      const result = await proxy.query({
+        text: "SELECT count(*) FROM orders WHERE total > $1",
+        values: [i],
+        rowMode: "array",
+      });
+      const expected = await reference.query({
+        text: "SELECT count(*) FROM orders WHERE total > $1",
+        values: [i],
+        rowMode: "array",
+      });
+      expect(result.rows).toEqual(expected.rows);
+    }
+  });
+});
