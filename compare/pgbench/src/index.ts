@@ -8,6 +8,6 @@ export { cpuSecondsOfTree, parseProcStat } from "./proc-cpu.js";
 export { type CellSummary, type ReportInput, ratio, renderReport, summarizeCell } from "./report.js";
 export { median, percentileOfSorted, spread, summarizeLatencies } from "./stats.js";
 export { geoproxyConfigToml } from "./targets/geoproxy.js";
-export { pgbouncerIni } from "./targets/pgbouncer.js";
+export { findPgbouncer, PgbouncerMissingError, pgbouncerIni } from "./targets/pgbouncer.js";
 export { TARGET_NAMES, type TargetName } from "./targets/target.js";
 export { pgbenchRunArgs, WORKLOAD_NAMES, type WorkloadName, workload } from "./workloads.js";

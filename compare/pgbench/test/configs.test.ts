@@ -1,6 +1,9 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseConfig } from "@geo/core";
 import { describe, expect, it } from "vitest";
-import { geoproxyConfigToml, pgbouncerIni } from "../src/index.js";
+import { findPgbouncer, geoproxyConfigToml, PgbouncerMissingError, pgbouncerIni } from "../src/index.js";
 
 const backend = { host: "127.0.0.1", port: 54321, user: "postgres", database: "postgres" };
 
@@ -25,5 +28,24 @@ describe("the configurations the kit writes", () => {
     expect(ini).toMatch(/^default_pool_size = 20$/m);
     expect(ini).toMatch(/^listen_addr = 127\.0\.0\.1$/m);
     expect(ini).toMatch(/^postgres = host=127\.0\.0\.1 port=54321 dbname=postgres$/m);
+  });
+});
+
+describe("finding PgBouncer", () => {
+  it("says how to install it when it is nowhere to be found", () => {
+    expect(() => findPgbouncer([], "/nonexistent-bin")).toThrow(PgbouncerMissingError);
+    expect(() => findPgbouncer([], "/nonexistent-bin")).toThrow(/apt-get install -y pgbouncer/);
+  });
+
+  it("looks along the search path when it is not in the usual places", () => {
+    const dir = mkdtempSync(join(tmpdir(), "geo-pgbouncer-path-"));
+    try {
+      writeFileSync(join(dir, "pgbouncer"), "");
+      expect(findPgbouncer(["/nonexistent/pgbouncer"], `/nonexistent-bin:${dir}`)).toBe(
+        join(dir, "pgbouncer"),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { chownSync, existsSync, writeFileSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 import { freePort, waitUntilListening } from "../ports.js";
 import { removeAtTeardown, startProcess } from "../teardown.js";
 import type { Backend, Target } from "./target.js";
@@ -19,19 +19,21 @@ export class PgbouncerMissingError extends Error {
   }
 }
 
-/** The pgbouncer binary, or an error saying how to install it. */
-export function findPgbouncer(): string {
-  const found = PGBOUNCER_CANDIDATES.find((path) => existsSync(path));
-  if (found !== undefined) return found;
-  try {
-    return execFileSync("sh", ["-c", "command -v pgbouncer"], { encoding: "utf8" }).trim() || raise();
-  } catch {
-    return raise();
-  }
-}
-
-function raise(): never {
-  throw new PgbouncerMissingError();
+/**
+ * The pgbouncer binary: one of `candidates`, else the first on `searchPath`; otherwise an error
+ * saying how to install it. Debian puts it in /usr/sbin, which is not on every user's PATH.
+ */
+export function findPgbouncer(
+  candidates: readonly string[] = PGBOUNCER_CANDIDATES,
+  searchPath: string = process.env["PATH"] ?? "",
+): string {
+  const onPath = searchPath
+    .split(delimiter)
+    .filter((dir) => dir !== "")
+    .map((dir) => join(dir, "pgbouncer"));
+  const found = [...candidates, ...onPath].find((path) => existsSync(path));
+  if (found === undefined) throw new PgbouncerMissingError();
+  return found;
 }
 
 export function pgbouncerVersion(binary: string): string {
