@@ -58,11 +58,6 @@ function runUrgent(): void {
   }
 }
 
-/** True once teardown has begun: a session checks it between runs and stops starting new ones. */
-export function isTearingDown(): boolean {
-  return tearingDown !== undefined;
-}
-
 export class InterruptedError extends Error {
   override readonly name = "InterruptedError";
   constructor() {
@@ -70,7 +65,7 @@ export class InterruptedError extends Error {
   }
 }
 
-/** Throws InterruptedError once teardown has begun. */
+/** Throws InterruptedError once teardown has begun: a session checks between runs, so it stops starting new ones. */
 export function stopIfTearingDown(): void {
   if (tearingDown !== undefined) throw new InterruptedError();
 }
