@@ -399,6 +399,15 @@ export class Session {
     if (leg === this.pinnedLeg || leg.outstanding > 0) return;
     if (this.txn?.legs.get(leg.region) === leg) return;
     if (this.batchLegs.get(leg.region) === leg) this.batchLegs.delete(leg.region);
+  /**
+   * Waits for every answer in flight. Mid-batch a backend holds the answers of Parse/Bind/Execute
+   * until Sync or Flush, so the leg in use is flushed first: waiting without it never ends.
+   */
+  async settle(): Promise<void> {
+    await this.quiesceActive();
+    await this.relay.idle();
+  }
+
     if (this.activeLeg === leg) this.activeLeg = null;
     leg.release(false);
   }
@@ -684,7 +693,7 @@ export class Session {
           if (leg !== primary) await this.runOnLeg(leg, analysis.text, "silent", mode.extended);
         await this.runOnLeg(primary, analysis.text, "relay", mode.extended);
         if (mode.final) this.relay.local({ bytes: () => this.readyForQuery() });
-        await this.relay.idle();
+        await this.settle();
         return;
       }
       case "commit-prepared":
@@ -711,7 +720,7 @@ export class Session {
       });
       l.write(encodeQuery({ sql: analysis.text }));
     });
-    if (leg !== null) await this.relay.idle();
+    if (leg !== null) await this.settle();
   }
 
   /**
@@ -743,7 +752,7 @@ export class Session {
         if (unit.failed) committed = false;
       });
     }
-    await this.relay.idle();
+    await this.settle();
     this.txn = null;
     if (!committed) this.settings.restore(txn.settingsBefore);
     txn.settleSettings(committed, (applied) => this.settings.markApplied(applied));
@@ -779,7 +788,7 @@ export class Session {
       leg.write(encodeQuery({ sql }));
     });
     const before = this.relay.errorsSent;
-    await this.relay.idle();
+    await this.settle();
     const txn = this.txn;
     const settingsOnly = analysis.sessionEffects.every(
       (effect) => effect.kind === "set" || effect.kind === "reset" || effect.kind === "set-config",
@@ -801,7 +810,7 @@ export class Session {
       if (analysis.sessionEffects.some((effect) => !effect.local)) txn.settingsLegs.add(leg);
     }
     if (analysis.sessionEffects.every((effect) => effect.local)) txn.localSettings.push(sql);
-    await this.relay.idle();
+    await this.settle();
   }
 
   /** Console commands answered from the proxy's own state, as an ordinary result set. */
