@@ -102,18 +102,15 @@ describe("transaction control over the extended protocol", () => {
     try {
       const before = await ageOf("eu-west", "ines", 3);
       await client.query("BEGIN");
-      const read = await client.query({
-        name: "ines-age",
-        text: "SELECT age FROM users WHERE tenant_id = $1 AND id = $2",
-        values: ["ines", 3],
-      });
+      const agesText = "SELECT age FROM users WHERE tenant_id = $1 AND id = $2";
+      const read = await client.query({ name: "ines-age", text: agesText, values: ["ines", 3] });
       expect(read.rows).toEqual([{ age: before }]);
       const updated = await client.query(
         "UPDATE users SET age = age + 2 WHERE tenant_id = $1 AND id = $2 RETURNING age",
         ["ines", 3],
       );
       expect(updated.rows).toEqual([{ age: before + 2 }]);
-      const again = await client.query({ name: "ines-age", values: ["ines", 3] });
+      const again = await client.query({ name: "ines-age", text: agesText, values: ["ines", 3] });
       expect(again.rows).toEqual([{ age: before + 2 }]);
       const commit = await client.query({ text: "COMMIT", values: [] });
       expect(commit.command).toBe("COMMIT");
