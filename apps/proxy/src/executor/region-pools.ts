@@ -9,12 +9,15 @@ import type { RegionPoolStats } from "../console/context.js";
 export class RegionPools {
   private readonly pools: PoolSet;
   private readonly passwords = new Map<string, string>();
+  /** With passthrough every client's role has pools of its own, whatever the endpoint's `user`. */
+  private readonly passthrough: boolean;
 
   constructor(
     private readonly topology: Topology,
     config: GeoConfig,
     connect?: ConnectFunction,
   ) {
+    this.passthrough = config.auth.passthrough;
     for (const region of topology.regions) {
       const password = region.primary.password;
       if (password !== undefined)
@@ -44,7 +47,7 @@ export class RegionPools {
       host: endpoint.host,
       port: endpoint.port,
       database: endpoint.database,
-      user: endpoint.user ?? user,
+      user: this.passthrough ? user : (endpoint.user ?? user),
     };
   }
 

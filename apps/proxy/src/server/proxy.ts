@@ -3,6 +3,7 @@ import { type Directory, type GeoConfig, MemoryDirectory, schemaInfoFor, Topolog
 import type { ConnectFunction } from "@geo/pool";
 import { encodeErrorResponse, PgError } from "@geo/proto";
 import { Analyzer } from "@geo/sql";
+import { prepareSecurity, type Security, SecurityConfigError, type SecurityOptions } from "../auth/security.js";
 import type { ConsoleContext } from "../console/context.js";
 import { shuttingDown, tooManyClients } from "../errors/catalog.js";
 import { RegionPools } from "../executor/region-pools.js";
@@ -26,6 +27,8 @@ export interface StartProxyOptions {
   readonly shutdownTimeoutMs?: number;
   /** Replaces how backend connections are opened (tests). */
   readonly connect?: ConnectFunction;
+  /** Clock and delays of authentication (tests). */
+  readonly security?: Omit<SecurityOptions, "connect">;
 }
 
 export interface RunningProxy {
@@ -63,12 +66,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   const log = options.logger ?? createLogger(options.logLevel ?? "info");
   const host = options.host ?? config.server.host;
   const port = options.port ?? config.server.port;
-  if (config.auth.method !== "trust") {
-    throw new StartupError([
-      `${config.file}: auth.method = "${config.auth.method}" is not supported by this geoproxy yet; use "trust" on loopback`,
-    ]);
-  }
-  if (!isLoopback(host) && !config.server.trustBeyondLoopback) {
+  if (config.auth.method === "trust" && !isLoopback(host) && !config.server.trustBeyondLoopback) {
     throw new StartupError([
       `${config.file}: refusing to listen on ${host} with trust authentication: anyone who can reach it could connect; listen on 127.0.0.1, or set server.trust_beyond_loopback = true if that is intended`,
     ]);
@@ -80,7 +78,13 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     cacheSize: config.server.analysisCacheSize,
   });
   const router = new Router(analyzer, topology, directory, config.gather);
-  const pools = new RegionPools(topology, config, options.connect);
+  let security: Security;
+  try {
+    security = prepareSecurity(config, { ...options.security, connect: options.connect });
+  } catch (error) {
+    throw error instanceof SecurityConfigError ? new StartupError(error.lines) : error;
+  }
+  const pools = new RegionPools(topology, config, security.connect);
   const homeParameters = await probeRegions(topology, pools, log).catch(async (error: unknown) => {
     await pools.close(0);
     throw error;
@@ -111,18 +115,32 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     },
   };
 
+  const door = security.openDoor({
+    acquireHome: () => pools.acquire(topology.home.id, topology.home.primary.user ?? "postgres"),
+    cancels: runtime.cancels,
+    log,
+  });
   const server: Server = createServer((socket: Socket) => {
     if (closing) {
       socket.end(encodeErrorResponse(shuttingDown()));
       return;
     }
-    if (sessions.size >= config.server.maxConnections) {
+    if (sessions.size + door.pending >= config.server.maxConnections) {
       socket.end(encodeErrorResponse(tooManyClients(config.server.maxConnections)));
       return;
     }
-    const session = new Session(socket, runtime);
-    sessions.add(session);
-    void session.closed.then(() => sessions.delete(session));
+    // TLS, cancel requests and authentication happen at the door; a session starts logged in.
+    void door.admit(socket).then((admitted) => {
+      if (admitted === null) return;
+      if (closing) {
+        admitted.socket.end(encodeErrorResponse(shuttingDown()));
+        return;
+      }
+      const session = new Session(admitted.socket, runtime);
+      sessions.add(session);
+      void session.closed.then(() => sessions.delete(session));
+      admitted.socket.resume();
+    });
   });
   server.on("error", (error) => log.error({ err: error }, "listener error"));
   await new Promise<void>((resolve, reject) => {
@@ -147,6 +165,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     close(closeOptions = {}) {
       closed ??= (async () => {
         closing = true;
+        door.close();
         const timeoutMs = closeOptions.timeoutMs ?? options.shutdownTimeoutMs ?? 10_000;
         log.info({ sessions: sessions.size, timeoutMs }, "shutting down");
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
