@@ -128,7 +128,7 @@ describe("the console through the proxy, in front of three PostgreSQL servers", 
   });
 
   it("answers a console error over psql with its SQLSTATE and hint", async () => {
-    const { stderr, status } = await psql("SHOW HEALTH", [
+    const { stderr, status } = await psql("SHOW PEERS", [
       "-v",
       "VERBOSITY=verbose",
       "-v",

@@ -59,3 +59,21 @@ export function invalidIntegerKey(key: string): PgError {
     hint: "Give the key as a whole number, for example WHERE IS users 42.",
   });
 }
+
+/** A SHOW command that reads the proxy's observations, in a context that has none (unit tests). */
+export function observationsMissing(command: string): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message: `console command ${command} needs the proxy's observations, which this context does not have`,
+    hint: "Run it through a running geoproxy.",
+  });
+}
+
+/** Words after a SHOW command that takes none. */
+export function unexpectedArgument(command: string, argument: string): PgError {
+  return consoleSyntaxError(
+    `${command} takes no argument, but was given ${JSON.stringify(argument)}`,
+    command,
+    `${command};`,
+  );
+}

@@ -1,3 +1,11 @@
+import type {
+  Alert,
+  InDoubtTransaction,
+  LatencySummary,
+  RegionStatus,
+  TrafficCounts,
+  TransactionOutcome,
+} from "@geo/admin";
 import type { Directory, GeoConfig, ParamValue, Plan, Topology } from "@geo/core";
 import type { PoolStats } from "@geo/pool";
 import type { Analysis, Analyzer } from "@geo/sql";
@@ -18,6 +26,41 @@ export interface ConsoleContext {
   poolStats(): readonly RegionPoolStats[];
   /** The authenticated role of the client running the command. */
   readonly user: string;
+  /**
+   * What the proxy observed (health, alerts, traffic, transactions in doubt, clients), for SHOW
+   * HEALTH, ALERTS, STATS, IN DOUBT and CLIENTS. Absent where nothing observes (unit tests of
+   * the other commands): those commands then answer 0A000.
+   */
+  readonly observed?: ObservedState;
+}
+
+/** The observed state the console reads; the proxy's observability module provides it. */
+export interface ObservedState {
+  /** Every region with its endpoints' health, in topology order. */
+  regions(): readonly RegionStatus[];
+  /** Alerts true now. */
+  alerts(): readonly Alert[];
+  /** Cumulative statement counts since the proxy started. */
+  traffic(): TrafficCounts;
+  /** Percentiles over the recent statements of each plan kind. */
+  latency(): readonly LatencySummary[];
+  transactionOutcomes(): Readonly<Record<TransactionOutcome, number>>;
+  /** Two-phase commits decided and not yet acknowledged everywhere. */
+  inDoubt(): readonly InDoubtTransaction[];
+  /** Client connections open now. */
+  clients(): readonly ConsoleClient[];
+}
+
+/** One client connection, as SHOW CLIENTS lists it. */
+export interface ConsoleClient {
+  readonly id: number;
+  readonly user: string;
+  readonly database: string;
+  /** `address:port` of the client. */
+  readonly address: string;
+  readonly state: string;
+  readonly connectedAt: Date;
+  readonly statements: number;
 }
 
 export interface RegionPoolStats extends PoolStats {

@@ -5,11 +5,11 @@ import { CONSOLE_SYNTAX, runConsoleCommand } from "./index.js";
 
 describe("runConsoleCommand", () => {
   it("refuses a recognised command this build does not answer with 0A000, listing the valid ones", async () => {
-    const result = runConsoleCommand("SHOW HEALTH", await exampleContext());
+    const result = runConsoleCommand("SHOW PEERS", await exampleContext());
     expect(result).toBeInstanceOf(PgError);
     const error = result as PgError;
     expect(error.code).toBe("0A000");
-    expect(error.message).toContain("SHOW HEALTH");
+    expect(error.message).toContain("SHOW PEERS");
     for (const syntax of CONSOLE_SYNTAX) expect(error.hint).toContain(syntax);
   });
 
@@ -25,6 +25,12 @@ describe("runConsoleCommand", () => {
       "SHOW REGIONS",
       "SHOW PLACEMENT",
       "SHOW POOLS",
+      "SHOW HEALTH",
+      "SHOW ALERTS",
+      "SHOW STATS",
+      "SHOW DIRECTORY [limit]",
+      "SHOW IN DOUBT",
+      "SHOW CLIENTS",
       "WHERE IS <table> <key>",
       "ROUTE <statement>",
     ]);

@@ -1,18 +1,37 @@
-import { type ConsoleCommand, type ConsoleCommandName, SqlAnalysisError } from "@geo/sql";
+import { SqlAnalysisError } from "@geo/sql";
 import type { ConsoleHandler, ConsoleResult } from "./console-command.js";
 import { consoleCommandNotAvailable, notAConsoleCommand } from "./console-errors.js";
 import type { ConsoleContext } from "./context.js";
+import {
+  type AnyConsoleCommand,
+  type AnyConsoleCommandName,
+  readProxyConsoleCommand,
+} from "./proxy-commands.js";
 import { route } from "./route.js";
+import { showAlerts } from "./show-alerts.js";
+import { showClients } from "./show-clients.js";
+import { showDirectory } from "./show-directory.js";
+import { showHealth } from "./show-health.js";
+import { showInDoubt } from "./show-in-doubt.js";
 import { showPlacement } from "./show-placement.js";
 import { showPools } from "./show-pools.js";
 import { showRegions } from "./show-regions.js";
+import { showStats } from "./show-stats.js";
 import { whereIs } from "./where-is.js";
 
 export type { ConsoleHandler, ConsoleResult, ConsoleRows } from "./console-command.js";
-export type { ConsoleContext, RegionPoolStats } from "./context.js";
+export type { ConsoleClient, ConsoleContext, ObservedState, RegionPoolStats } from "./context.js";
+export {
+  type AnyConsoleCommand,
+  type AnyConsoleCommandName,
+  PROXY_CONSOLE_COMMANDS,
+  type ProxyConsoleCommandName,
+  readProxyConsoleCommand,
+  withProxyConsoleCommands,
+} from "./proxy-commands.js";
 
 /** The handler of each command the analyzer recognises; undefined for those not built yet. */
-function handlerFor(command: ConsoleCommandName): ConsoleHandler | undefined {
+function handlerFor(command: AnyConsoleCommandName): ConsoleHandler | undefined {
   switch (command) {
     case "show-regions":
       return showRegions;
@@ -20,14 +39,22 @@ function handlerFor(command: ConsoleCommandName): ConsoleHandler | undefined {
       return showPlacement;
     case "show-pools":
       return showPools;
+    case "show-health":
+      return showHealth;
+    case "show-alerts":
+      return showAlerts;
+    case "show-stats":
+      return showStats;
+    case "show-directory":
+      return showDirectory;
+    case "show-in-doubt":
+      return showInDoubt;
+    case "show-clients":
+      return showClients;
     case "where-is":
       return whereIs;
     case "route":
       return route;
-    case "show-directory":
-    case "show-in-doubt":
-    case "show-health":
-    case "show-alerts":
     case "show-peers":
     case "relocate":
     case "rebalance":
@@ -43,7 +70,9 @@ function assertNever(value: never): never {
   throw new TypeError(`unhandled console command ${String(value)}`);
 }
 
-function readCommand(text: string, ctx: ConsoleContext): ConsoleCommand | undefined {
+function readCommand(text: string, ctx: ConsoleContext): AnyConsoleCommand | undefined {
+  const own = readProxyConsoleCommand(text);
+  if (own !== undefined) return own;
   try {
     return ctx.analyzer.analyze(text).console;
   } catch (error) {
@@ -53,12 +82,23 @@ function readCommand(text: string, ctx: ConsoleContext): ConsoleCommand | undefi
 }
 
 /** How every available command is written, in the order the help lists them. */
-export const CONSOLE_SYNTAX: readonly string[] = [showRegions, showPlacement, showPools, whereIs, route].map(
-  (handler) => handler.syntax,
-);
+export const CONSOLE_SYNTAX: readonly string[] = [
+  showRegions,
+  showPlacement,
+  showPools,
+  showHealth,
+  showAlerts,
+  showStats,
+  showDirectory,
+  showInDoubt,
+  showClients,
+  whereIs,
+  route,
+].map((handler) => handler.syntax);
 
 /**
- * Answers one console command (SHOW REGIONS, SHOW PLACEMENT, SHOW POOLS, WHERE IS, ROUTE), given
+ * Answers one console command (SHOW REGIONS, PLACEMENT, POOLS, HEALTH, ALERTS, STATS, DIRECTORY,
+ * IN DOUBT, CLIENTS, WHERE IS, ROUTE), given
  * its text as the client sent it. The session encodes the answer as RowDescription (text
  * columns) + DataRows + CommandComplete, or sends the error; nothing here touches a region.
  *

@@ -7,6 +7,7 @@ import {
   type PgError,
   type TransactionStatus,
 } from "@geo/proto";
+import { sqlStateOf } from "../observability/sql-state.js";
 import type { ClientWriter } from "./client-writer.js";
 import type { Leg } from "./leg.js";
 
@@ -81,6 +82,8 @@ export class Relay {
   private pausedLeg: Leg | null = null;
   /** ErrorResponses sent to the client so far: how a caller tells that a statement failed. */
   errorsSent = 0;
+  /** Told the SQLSTATE of each ErrorResponse sent to the client (the metrics count them). */
+  onErrorSent: ((sqlstate: string) => void) | null = null;
 
   constructor(
     private readonly client: ClientWriter,
@@ -116,6 +119,7 @@ export class Relay {
 
   error(error: PgError, extended: boolean): void {
     this.errorsSent++;
+    this.onErrorSent?.(error.code);
     this.local({ bytes: encodeErrorResponse(error), error: extended });
   }
 
@@ -258,6 +262,7 @@ export class Relay {
       unit.failed = true;
       if (relayed) {
         this.errorsSent++;
+        this.onErrorSent?.(sqlStateOf(frame.payload));
         this.send(frame.bytes, leg);
       }
       if (unit.kind === "query") return;
@@ -305,6 +310,7 @@ export class Relay {
           const parts: Buffer[] = [];
           if (report) {
             this.errorsSent++;
+            this.onErrorSent?.(error.code);
             parts.push(encodeErrorResponse(error));
           }
           if (simple) parts.push(encodeReadyForQuery({ status: this.status() }));

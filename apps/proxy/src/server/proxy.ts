@@ -5,9 +5,11 @@ import { encodeErrorResponse, PgError } from "@geo/proto";
 import { Analyzer } from "@geo/sql";
 import { prepareSecurity, type Security, SecurityConfigError, type SecurityOptions } from "../auth/security.js";
 import type { ConsoleContext } from "../console/context.js";
+import { withProxyConsoleCommands } from "../console/proxy-commands.js";
 import { shuttingDown, tooManyClients } from "../errors/catalog.js";
 import { RegionPools } from "../executor/region-pools.js";
 import { createLogger, type Logger, type LogLevel } from "../log.js";
+import { Observability } from "../observability/observability.js";
 import { Router } from "../routing/router.js";
 import { Session } from "../session/session.js";
 import { CancelRegistry } from "./cancel-registry.js";
@@ -73,10 +75,12 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   }
   const topology = Topology.fromConfig(config);
   const directory = options.directory ?? new MemoryDirectory();
-  const analyzer = await Analyzer.create({
-    ...schemaInfoFor(topology),
-    cacheSize: config.server.analysisCacheSize,
-  });
+  const analyzer = withProxyConsoleCommands(
+    await Analyzer.create({
+      ...schemaInfoFor(topology),
+      cacheSize: config.server.analysisCacheSize,
+    }),
+  );
   const router = new Router(analyzer, topology, directory, config.gather);
   let security: Security;
   try {
@@ -86,6 +90,18 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   }
   const pools = new RegionPools(topology, config, security.connect);
   const homeParameters = await probeRegions(topology, pools, log).catch(async (error: unknown) => {
+    await pools.close(0);
+    throw error;
+  });
+  const observability = await Observability.start({
+    config,
+    topology,
+    directory,
+    analyzer,
+    pools,
+    log,
+    plan: (analysis, params) => router.plan(analysis, params),
+  }).catch(async (error: unknown) => {
     await pools.close(0);
     throw error;
   });
@@ -109,7 +125,9 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       plan: (analysis, params) => router.plan(analysis, params),
       poolStats: () => pools.stats(),
       user,
+      observed: observability.console,
     }),
+    observability,
     get shuttingDown() {
       return closing;
     },
@@ -146,6 +164,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   await new Promise<void>((resolve, reject) => {
     server.once("error", (error: NodeJS.ErrnoException) => {
       void pools.close(0);
+      void observability.close();
       reject(new StartupError([`cannot listen on ${host}:${port}: ${error.message}`]));
     });
     server.listen(port, host, () => resolve());
@@ -178,6 +197,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
         await Promise.race([Promise.all([...sessions].map((s) => s.closed)), delay(1000)]);
         for (const session of sessions) session.socket.destroy();
         await stopped;
+        await observability.close();
         await pools.close(1000);
         log.info("geoproxy stopped");
       })();

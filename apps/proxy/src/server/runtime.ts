@@ -2,6 +2,7 @@ import type { GeoConfig } from "@geo/core";
 import type { ConsoleContext } from "../console/context.js";
 import type { RegionPools } from "../executor/region-pools.js";
 import type { Logger } from "../log.js";
+import type { Observability } from "../observability/observability.js";
 import type { Router } from "../routing/router.js";
 import type { CancelRegistry } from "./cancel-registry.js";
 
@@ -17,6 +18,8 @@ export interface ProxyRuntime {
   /** Monotonic across the proxy: orders client Parses against backend copies of statements. */
   nextSequence(): number;
   consoleContext(user: string): ConsoleContext;
+  /** Metrics, clients, health, alerts, transactions in doubt, and the admin port when configured. */
+  readonly observability: Observability;
   /** True once shutdown began: idle sessions close, new ones are refused. */
   readonly shuttingDown: boolean;
 }

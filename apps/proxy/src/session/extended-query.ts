@@ -217,6 +217,7 @@ export class ExtendedQuery {
       }
       route = router.route(analysis, params);
     }
+    session.observed.routed(route);
     if (route.kind === "local") {
       this.portals.set(view.portal, { statement, leg: null, local: route.what });
       session.relay.local({ bytes: Messages.bindComplete });

@@ -44,6 +44,7 @@ import { Leg } from "../executor/leg.js";
 import { runMultiRegion } from "../executor/multi-region.js";
 import { Relay, type Unit } from "../executor/relay.js";
 import type { Logger } from "../log.js";
+import type { ObservedClient } from "../observability/observed-client.js";
 import type { Route } from "../routing/router.js";
 import type { ProxyRuntime } from "../server/runtime.js";
 import { ExtendedQuery } from "./extended-query.js";
@@ -80,6 +81,8 @@ export class Session {
   readonly writer: ClientWriter;
   readonly relay: Relay;
   readonly extended: ExtendedQuery;
+  /** This connection as the metrics and SHOW CLIENTS see it. */
+  readonly observed: ObservedClient;
   phase: SessionPhase = "startup";
   user = "";
   database = "";
@@ -123,6 +126,7 @@ export class Session {
     socket.on("error", (error) => this.log.debug({ err: error.message }, "client socket error"));
     socket.on("close", () => this.onClose());
     this.log.info("client connected");
+    this.observed = runtime.observability.track(this);
   }
 
   get closed(): Promise<void> {
@@ -190,6 +194,7 @@ export class Session {
       const frame = this.inbox.shift()!;
       if (this.inbox.length < INBOX_LOW && this.socket.isPaused()) this.socket.resume();
       await this.handle(frame);
+      this.observed.afterMessage(frame.code);
     }
   }
 
@@ -754,6 +759,7 @@ export class Session {
     }
     await this.settle();
     this.txn = null;
+    this.runtime.observability.blockEnded(action, committed);
     if (!committed) this.settings.restore(txn.settingsBefore);
     txn.settleSettings(committed, (applied) => this.settings.markApplied(applied));
     for (const leg of legs) {
@@ -857,6 +863,7 @@ export class Session {
   fatal(error: PgError): void {
     if (this.phase === "closed") return;
     this.relay.flush();
+    this.runtime.observability.errorSent(error.code);
     this.writer.write(encodeErrorResponse(error));
     this.close();
   }

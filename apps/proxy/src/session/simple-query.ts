@@ -57,6 +57,7 @@ export async function runStatement(
 ): Promise<void> {
   if (session.refuseInFailedBlock(analysis, mode)) return;
   const route = session.runtime.router.route(analysis);
+  session.observed.routed(route);
   if (route.kind === "local") {
     switch (route.what) {
       case "transaction":
@@ -113,6 +114,7 @@ async function runBatch(session: Session, analyses: readonly Analysis[], bytes: 
   const region = singleRegion(session, routes);
   if (region !== null) {
     const readOnly = routes.every((route) => route.kind !== "region" || route.readOnly);
+    session.observed.routedTogether(routes, region);
     await forward(session, analyses, { kind: "region", region, readOnly, anywhere: false }, FINAL, bytes);
     return;
   }
@@ -175,6 +177,7 @@ async function finishImplicit(session: Session, txn: Transaction, commit: boolea
   }
   await session.relay.idle();
   session.txn = null;
+  session.runtime.observability.blockEnded(commit ? "commit" : "rollback", committed);
   if (!committed) session.settings.restore(txn.settingsBefore);
   txn.settleSettings(committed, (applied) => session.settings.markApplied(applied));
   for (const leg of legs) session.releaseLeg(leg);

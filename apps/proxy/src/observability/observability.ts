@@ -1,0 +1,309 @@
+import {
+  type AdminSource,
+  type Alert,
+  type CacheStatus,
+  type KeyLocation,
+  type KeyLookupFailure,
+  type PoolStatus,
+  ProxyMetrics,
+  type ProxySnapshot,
+  type ReadFinish,
+  type RegionStatus,
+  type RunningAdminServer,
+  type TransactionOutcome,
+} from "@geo/admin";
+import type { Directory, GeoConfig, Topology } from "@geo/core";
+import type { Analyzer } from "@geo/sql";
+import type { ConsoleClient, ConsoleContext, ObservedState } from "../console/context.js";
+import type { RegionPools } from "../executor/region-pools.js";
+import type { Logger } from "../log.js";
+import type { Session } from "../session/session.js";
+import { startAdminPort } from "./admin-port.js";
+import { AlertBook, type Fact } from "./alert-book.js";
+import { EndpointHealth, endpointName } from "./endpoint-health.js";
+import { InDoubtLedger } from "./in-doubt-ledger.js";
+import { lookUpKey } from "./key-lookup.js";
+import { ObservedClient } from "./observed-client.js";
+
+export interface ObservabilityOptions {
+  readonly config: GeoConfig;
+  readonly topology: Topology;
+  readonly directory: Directory;
+  readonly analyzer: Analyzer;
+  readonly pools: RegionPools;
+  /** The live planner, for the key lookup's console context. */
+  readonly plan: ConsoleContext["plan"];
+  readonly log: Logger;
+  /** How long the readiness check may take to get and use a home connection (default 2000 ms). */
+  readonly readyTimeoutMs?: number;
+}
+
+/**
+ * What the proxy counts and shows about itself: the metrics of every statement, the clients
+ * connected, the primaries' health, alerts, transactions in doubt, and the admin port serving
+ * them when the configuration has an `[admin]` section. The session reports to it through a few
+ * calls (see {@link ObservedClient}); the console and the admin port read it.
+ *
+ * @example
+ * ```ts
+ * const observability = await Observability.start({ config, topology, directory, analyzer, pools, plan, log });
+ * observability.multiRegionRead("merged_in_proxy"); // from the scatter-gather executor
+ * observability.transactionEnded("two_phase_committed"); // from the commit coordinator
+ * await observability.close();
+ * ```
+ */
+export class Observability implements AdminSource {
+  readonly metrics: ProxyMetrics;
+  /** Two-phase commits decided but not acknowledged everywhere; the commit coordinator feeds it. */
+  readonly inDoubt = new InDoubtLedger();
+  /** The observed state as the console reads it. */
+  readonly console: ObservedState;
+  readonly #options: ObservabilityOptions;
+  readonly #health: EndpointHealth;
+  readonly #alerts = new AlertBook();
+  readonly #clients = new Set<ObservedClient>();
+  readonly #startedAt = Date.now();
+  #admin: RunningAdminServer | undefined;
+
+  private constructor(options: ObservabilityOptions) {
+    this.#options = options;
+    const { config, topology } = options;
+    this.#health = new EndpointHealth(topology);
+    this.metrics = new ProxyMetrics({
+      node: config.server.node,
+      homeRegion: topology.home.id,
+      regions: topology.regionIds,
+    });
+    this.metrics.setCollectors({
+      pools: () => this.pools(),
+      regions: () => this.regions(),
+      alerts: () => this.alerts(),
+      cache: () => this.cache(),
+    });
+    this.console = {
+      regions: () => this.regions(),
+      alerts: () => this.alerts(),
+      traffic: () => this.metrics.traffic(),
+      latency: () => this.metrics.latency(),
+      transactionOutcomes: () => this.metrics.transactionOutcomes(),
+      inDoubt: () => this.inDoubt.list(),
+      clients: () => this.clients(),
+    };
+  }
+
+  /**
+   * Creates the metrics and, when `[admin]` is configured, starts the admin port. A port that
+   * cannot start throws a StartupError naming the field to change.
+   */
+  static async start(options: ObservabilityOptions): Promise<Observability> {
+    const observability = new Observability(options);
+    const admin = options.config.admin;
+    if (admin !== undefined) {
+      observability.#admin = await startAdminPort({
+        config: options.config,
+        admin,
+        source: observability,
+        metrics: observability.metrics,
+        log: options.log,
+      });
+    }
+    return observability;
+  }
+
+  /** The running admin port, when configured. */
+  get admin(): RunningAdminServer | undefined {
+    return this.#admin;
+  }
+
+  /** Starts observing a client connection; it is counted until its socket closes. */
+  track(session: Session): ObservedClient {
+    const client = new ObservedClient(session, this.metrics, this.#options.topology.home.id);
+    const metrics = this.metrics;
+    session.relay.onErrorSent = (sqlstate) => metrics.countError(sqlstate);
+    this.#clients.add(client);
+    this.metrics.clientConnected();
+    void session.closed.then(() => {
+      this.#clients.delete(client);
+      this.metrics.clientDisconnected();
+    });
+    return client;
+  }
+
+  /** A read over several regions was answered, finished as `finish` says (scatter-gather calls this). */
+  multiRegionRead(finish: ReadFinish): void {
+    this.metrics.countMultiRegionRead(finish);
+  }
+
+  /** A transaction ended (the session, and the commit coordinator for two-phase outcomes). */
+  transactionEnded(outcome: TransactionOutcome): void {
+    this.metrics.countTransaction(outcome);
+  }
+
+  /**
+   * A transaction block on the session's own connections ended: committed in one region, or
+   * rolled back. A block the client prepared itself (PREPARE TRANSACTION) has not ended yet.
+   */
+  blockEnded(action: "commit" | "rollback" | "prepare" | (string & {}), committed: boolean): void {
+    if (action === "prepare") return;
+    this.metrics.countTransaction(committed ? "one_phase" : "aborted");
+  }
+
+  /** An ErrorResponse went to a client. */
+  errorSent(sqlstate: string): void {
+    this.metrics.countError(sqlstate);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // AdminSource
+  // ------------------------------------------------------------------------------------------
+
+  snapshot(): ProxySnapshot {
+    const { config, topology } = this.#options;
+    return {
+      node: config.server.node,
+      takenAt: new Date().toISOString(),
+      uptimeSeconds: (Date.now() - this.#startedAt) / 1000,
+      homeRegion: topology.home.id,
+      regions: this.regions(),
+      pools: this.pools(),
+      traffic: this.metrics.traffic(),
+      latency: this.metrics.latency(),
+      transactions: { outcomes: this.metrics.transactionOutcomes(), inDoubt: this.inDoubt.list() },
+      alerts: this.alerts(),
+      clients: { connected: this.metrics.connectedClients, max: config.server.maxConnections },
+      cache: this.cache(),
+    };
+  }
+
+  whereIs(table: string, key: string): KeyLocation | KeyLookupFailure {
+    return lookUpKey(table, key, this.#consoleContext());
+  }
+
+  /**
+   * The home region is reachable: a pooled connection to its primary can be had and answers
+   * `SELECT 1`. A pooled connection is not trusted unused, since it may have been idle since
+   * before its server went away.
+   */
+  async ready(): Promise<boolean> {
+    const { topology, pools } = this.#options;
+    const home = topology.home;
+    const timeoutMs = this.#options.readyTimeoutMs ?? 2000;
+    let reachable = false;
+    try {
+      const lease = await pools.acquire(home.id, home.primary.user ?? "postgres");
+      try {
+        await lease.connection.simpleQuery("SELECT 1", { timeoutMs });
+        reachable = true;
+        lease.release();
+      } catch (error) {
+        lease.discard(`readiness check failed: ${String(error)}`);
+      }
+    } catch {
+      reachable = false;
+    }
+    this.#health.observe(home.id, reachable);
+    return reachable;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Collectors (scrape time, snapshot, console)
+  // ------------------------------------------------------------------------------------------
+
+  regions(): RegionStatus[] {
+    this.#health.update(this.#options.pools.stats());
+    return this.#health.regions();
+  }
+
+  /**
+   * One row per endpoint: its pools (one per database and role) summed, so each endpoint is one
+   * series in /metrics.
+   */
+  pools(): PoolStatus[] {
+    const byEndpoint = new Map<
+      string,
+      { region: string; idle: number; busy: number; waiting: number; max: number }
+    >();
+    for (const stats of this.#options.pools.stats()) {
+      const endpoint = endpointName(stats.key);
+      const row = byEndpoint.get(endpoint) ?? { region: stats.region, idle: 0, busy: 0, waiting: 0, max: 0 };
+      row.idle += stats.idle;
+      row.busy += stats.busy;
+      row.waiting += stats.waiting;
+      row.max += stats.max;
+      byEndpoint.set(endpoint, row);
+    }
+    return [...byEndpoint].map(([endpoint, row]) => ({ endpoint, ...row }));
+  }
+
+  alerts(): Alert[] {
+    const facts: Fact[] = [];
+    const pools = this.#options.pools.stats();
+    this.#health.update(pools);
+    for (const down of this.#health.down()) {
+      facts.push({
+        name: "backend_down",
+        subject: down.endpoint,
+        message: `the primary of ${down.region} cannot be reached: opening a connection to it failed`,
+        since: down.since,
+      });
+    }
+    for (const stats of pools) {
+      if (stats.waiting > 0 && stats.total >= stats.max) {
+        facts.push({
+          name: "pool_saturated",
+          subject: stats.name,
+          message: `all ${stats.max} connections are in use and ${stats.waiting} checkout(s) wait`,
+        });
+      }
+    }
+    for (const txn of this.inDoubt.list()) {
+      facts.push({
+        name: "two_phase_commit_unacknowledged",
+        subject: txn.gid,
+        message: `${txn.decision} decided, not yet acknowledged by ${txn.pending.join(", ")}`,
+        since: new Date(txn.decidedAt),
+      });
+    }
+    return this.#alerts.current(facts);
+  }
+
+  cache(): CacheStatus {
+    const stats = this.#options.analyzer.stats();
+    return { hits: stats.hits, misses: stats.misses, entries: stats.size, capacity: stats.capacity };
+  }
+
+  clients(): ConsoleClient[] {
+    return [...this.#clients]
+      .filter((client) => client.state !== "closed")
+      .map((client) => ({
+        id: client.id,
+        user: client.user,
+        database: client.database,
+        address: client.address,
+        state: client.state,
+        connectedAt: client.connectedAt,
+        statements: client.statements,
+      }));
+  }
+
+  /** Stops the admin port (its event streams end). */
+  async close(): Promise<void> {
+    const admin = this.#admin;
+    this.#admin = undefined;
+    await admin?.close();
+  }
+
+  #consoleContext(): ConsoleContext {
+    const { config, topology, directory, analyzer, plan, pools } = this.#options;
+    return {
+      config,
+      topology,
+      directory,
+      analyzer,
+      plan,
+      poolStats: () => pools.stats(),
+      user: "admin",
+      observed: this.console,
+    };
+  }
+}

@@ -1,0 +1,132 @@
+import { performance } from "node:perf_hooks";
+import type { PlanKind, ProxyMetrics } from "@geo/admin";
+import { FrontendCode } from "@geo/proto";
+import type { Route } from "../routing/router.js";
+import type { Session } from "../session/session.js";
+import { planKindOf } from "./plan-kind.js";
+
+/** How a client connection stands, as SHOW CLIENTS says it. */
+export const CLIENT_STATES = ["login", "idle", "active", "idle in transaction", "closed"] as const;
+export type ClientState = (typeof CLIENT_STATES)[number];
+
+/**
+ * One client connection as the metrics see it: the statements routed since its last
+ * ReadyForQuery, and its counts for SHOW CLIENTS.
+ *
+ * A statement's time runs from the moment its route is decided to the start of the next statement
+ * of the same exchange, or, for the last one, to the ReadyForQuery that ends the exchange (a simple
+ * Query, or an extended batch at Sync). For the usual exchange of one statement that is its whole
+ * answer; the statements of one exchange share its time without overlap.
+ */
+export class ObservedClient {
+  readonly connectedAt = new Date();
+  /** Statements routed (or answered by the proxy) on this connection. */
+  statements = 0;
+  readonly #session: Session;
+  readonly #metrics: ProxyMetrics;
+  readonly #home: string;
+  readonly #kinds: PlanKind[] = [];
+  readonly #starts: number[] = [];
+  /** Reused for the one-region case, which is nearly every statement: no array per statement. */
+  readonly #oneRegion: string[] = [""];
+
+  constructor(session: Session, metrics: ProxyMetrics, home: string) {
+    this.#session = session;
+    this.#metrics = metrics;
+    this.#home = home;
+  }
+
+  get id(): number {
+    return this.#session.id;
+  }
+
+  get user(): string {
+    return this.#session.user;
+  }
+
+  get database(): string {
+    return this.#session.database;
+  }
+
+  get address(): string {
+    const socket = this.#session.socket;
+    return `${socket.remoteAddress ?? "?"}:${socket.remotePort ?? "?"}`;
+  }
+
+  get state(): ClientState {
+    return stateOf(this.#session);
+  }
+
+  /** A statement's route was decided: counted now, timed at the end of its exchange. */
+  routed(route: Route): void {
+    const kind = planKindOf(route);
+    if (kind === null) return;
+    this.statements++;
+    this.#kinds.push(kind);
+    this.#starts.push(performance.now());
+    switch (route.kind) {
+      case "region":
+        this.#oneRegion[0] = route.region;
+        this.#metrics.countRegions(this.#oneRegion);
+        return;
+      case "deferred":
+        this.#oneRegion[0] = this.#home;
+        this.#metrics.countRegions(this.#oneRegion);
+        return;
+      case "multi-region":
+        this.#metrics.countRegions(route.plan.regions);
+        return;
+      case "error":
+      case "local":
+        return;
+    }
+  }
+
+  /** Several statements of one simple Query sent together to `region` as one string. */
+  routedTogether(routes: readonly Route[], region: string): void {
+    for (const route of routes) {
+      this.routed(route.kind === "region" ? { ...route, region } : route);
+    }
+  }
+
+  /** After the session handled one client message: a Query or a Sync ends an exchange. */
+  afterMessage(code: number): void {
+    if (this.#kinds.length === 0) return;
+    if (code !== FrontendCode.Query && code !== FrontendCode.Sync) return;
+    const relay = this.#session.relay;
+    if (relay.pending === 0) {
+      this.#observe(performance.now());
+      return;
+    }
+    // The exchange's ReadyForQuery is still queued: time it when it has been written.
+    relay.local({ bytes: nothing, effect: () => this.#observe(performance.now()) });
+  }
+
+  #observe(end: number): void {
+    const kinds = this.#kinds;
+    const starts = this.#starts;
+    for (let i = 0; i < kinds.length; i++) {
+      const until = i + 1 < starts.length ? starts[i + 1]! : end;
+      this.#metrics.observeStatement(kinds[i]!, Math.max(0, until - starts[i]!) / 1000);
+    }
+    kinds.length = 0;
+    starts.length = 0;
+  }
+}
+
+function stateOf(session: Session): ClientState {
+  switch (session.phase) {
+    case "startup":
+    case "login":
+      return "login";
+    case "closed":
+      return "closed";
+    case "ready":
+      if (session.txn === null) return session.idle ? "idle" : "active";
+      return session.relay.pending === 0 ? "idle in transaction" : "active";
+  }
+}
+
+function nothing(): null {
+  return null;
+}

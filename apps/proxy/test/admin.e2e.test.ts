@@ -1,0 +1,195 @@
+import type { ProxySnapshot } from "@geo/admin";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseScrape, type Scrape } from "./admin-prometheus.js";
+import { type RealRegions, startRealRegions } from "./support/real-regions.js";
+
+let regions: RealRegions;
+let client: pg.Client;
+let adminUrl: string;
+
+beforeAll(async () => {
+  regions = await startRealRegions("\n[admin]\nport = 0\n");
+  const admin = regions.proxy.runtime.observability.admin;
+  if (admin === undefined) throw new Error("the [admin] section did not start the admin port");
+  adminUrl = admin.url;
+  client = new pg.Client({
+    host: regions.proxy.host,
+    port: regions.proxy.port,
+    user: "postgres",
+    database: "postgres",
+  });
+  await client.connect();
+});
+
+afterAll(async () => {
+  await client?.end().catch(() => undefined);
+  await regions?.close();
+});
+
+async function get(path: string): Promise<Response> {
+  return fetch(`${adminUrl}${path}`);
+}
+
+async function scrape(): Promise<Scrape> {
+  const response = await get("/metrics");
+  expect(response.status).toBe(200);
+  expect(response.headers.get("content-type")).toContain("text/plain");
+  return parseScrape(await response.text());
+}
+
+function port(index: number): number {
+  return regions.cluster.servers[index]!.port;
+}
+
+describe("the admin port served by the proxy, in front of three PostgreSQL servers", () => {
+  it("counts a workload in /metrics: statements per region and plan kind, refusals by SQLSTATE, clients", async () => {
+    const before = await scrape();
+    await client.query("SELECT name FROM users WHERE tenant_id = 'alice'");
+    await client.query("SELECT name FROM users WHERE tenant_id = 'bob'");
+    await client.query("SELECT id FROM orders WHERE tenant_id = 'chandra'");
+    const refused = await client
+      .query("UPDATE users SET tenant_id = 'x' WHERE tenant_id = 'alice'")
+      .catch((error: unknown) => error);
+    expect((refused as { code?: string }).code).toBe("0A000");
+    await client.query("SHOW REGIONS");
+    const after = await scrape();
+
+    const delta = (name: string, labels: Record<string, string> = {}): number =>
+      (after.value(name, labels) ?? 0) - (before.value(name, labels) ?? 0);
+    for (const region of ["eu-west", "us-east", "ap-south"]) {
+      expect(delta("geoproxy_region_statements_total", { region }), region).toBe(1);
+    }
+    expect(delta("geoproxy_statements_left_home_total")).toBe(2);
+    const count = "geoproxy_statement_duration_seconds_count";
+    expect(delta(count, { plan: "one_region" })).toBe(3);
+    expect(delta(count, { plan: "refused" })).toBe(1);
+    expect(delta(count, { plan: "console" })).toBe(1);
+    expect(delta("geoproxy_statement_duration_seconds_sum", { plan: "one_region" })).toBeGreaterThan(0);
+    expect(delta("geoproxy_errors_total", { sqlstate: "0A000" })).toBe(1);
+    expect(after.value("geoproxy_clients")).toBe(1);
+    expect(after.value("geoproxy_info", { home_region: "eu-west" })).toBe(1);
+
+    for (const index of [0, 1, 2]) {
+      const endpoint = `127.0.0.1:${port(index)}`;
+      expect(after.value("geoproxy_backend_up", { endpoint, role: "primary" }), endpoint).toBe(1);
+      const idle = after.value("geoproxy_pool_connections", { endpoint, state: "idle" }) ?? -1;
+      const busy = after.value("geoproxy_pool_connections", { endpoint, state: "busy" }) ?? -1;
+      expect(idle + busy, endpoint).toBeGreaterThanOrEqual(1);
+      expect(after.value("geoproxy_pool_waiting", { endpoint }), endpoint).toBe(0);
+    }
+    const hits = after.value("geoproxy_analysis_cache_hits_total") ?? 0;
+    const misses = after.value("geoproxy_analysis_cache_misses_total") ?? 0;
+    expect(misses).toBeGreaterThanOrEqual(1);
+    expect(hits + misses).toBeGreaterThanOrEqual(5);
+    expect(after.types.get("geoproxy_statement_duration_seconds")).toBe("histogram");
+    expect(after.all("geoproxy_alert")).toEqual([]);
+  });
+
+  it("counts a connection while it is open and not after it closed", async () => {
+    const second = new pg.Client({ host: regions.proxy.host, port: regions.proxy.port, user: "postgres" });
+    await second.connect();
+    await second.query("SELECT 1");
+    expect((await scrape()).value("geoproxy_clients")).toBe(2);
+    await second.end();
+    await expect.poll(async () => (await scrape()).value("geoproxy_clients"), { timeout: 2_000 }).toBe(1);
+  });
+
+  it("answers /snapshot with the same state as JSON", async () => {
+    await client.query("SELECT count(*) FROM orders WHERE tenant_id = 'bob'");
+    const response = await get("/snapshot");
+    expect(response.status).toBe(200);
+    const snapshot = (await response.json()) as ProxySnapshot;
+    expect(snapshot.homeRegion).toBe("eu-west");
+    expect(snapshot.regions.map((region) => [region.id, region.home])).toEqual([
+      ["ap-south", false],
+      ["eu-west", true],
+      ["us-east", false],
+    ]);
+    expect(snapshot.regions.flatMap((region) => region.endpoints.map((endpoint) => endpoint.health))).toEqual(
+      ["up", "up", "up"],
+    );
+    expect(snapshot.pools.map((pool) => pool.region).sort()).toEqual(["ap-south", "eu-west", "us-east"]);
+    expect(snapshot.traffic.byRegion["us-east"]).toBeGreaterThanOrEqual(2);
+    expect(snapshot.traffic.byPlan.one_region).toBeGreaterThanOrEqual(4);
+    expect(snapshot.traffic.errors["0A000"]).toBe(1);
+    expect(snapshot.clients).toEqual({
+      connected: 1,
+      max: regions.proxy.runtime.config.server.maxConnections,
+    });
+    const oneRegion = snapshot.latency.find((summary) => summary.plan === "one_region");
+    expect(oneRegion?.samples).toBeGreaterThanOrEqual(4);
+    expect(oneRegion?.p50Ms).toBeGreaterThan(0);
+    expect(snapshot.transactions).toEqual({
+      outcomes: { one_phase: 0, two_phase_committed: 0, aborted: 0, in_doubt: 0 },
+      inDoubt: [],
+    });
+    expect(snapshot.cache.misses).toBeGreaterThanOrEqual(1);
+    expect(snapshot.alerts).toEqual([]);
+  });
+
+  it("counts a transaction block by how it ended", async () => {
+    await client.query("BEGIN");
+    await client.query("UPDATE users SET age = age WHERE tenant_id = 'bob'");
+    await client.query("COMMIT");
+    await client.query("BEGIN");
+    await client.query("SELECT 1");
+    await client.query("ROLLBACK");
+    const snapshot = (await (await get("/snapshot")).json()) as ProxySnapshot;
+    expect(snapshot.transactions.outcomes).toEqual({
+      one_phase: 1,
+      two_phase_committed: 0,
+      aborted: 1,
+      in_doubt: 0,
+    });
+  });
+
+  it("says which region holds a key's rows at /key/<table>/<key>, as WHERE IS does", async () => {
+    const alice = await get("/key/users/alice");
+    expect(alice.status).toBe(200);
+    expect(await alice.json()).toEqual({
+      table: "users",
+      key: "alice",
+      region: "eu-west",
+      state: "resident",
+    });
+    expect(await (await get("/key/orders/chandra")).json()).toEqual({
+      table: "orders",
+      key: "chandra",
+      region: "ap-south",
+      state: "resident",
+    });
+    expect(await (await get("/key/users/zoe%20smith")).json()).toEqual({
+      table: "users",
+      key: "zoe smith",
+      region: "eu-west",
+      state: "unlisted",
+    });
+    const unknown = await get("/key/customers/alice");
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ sqlstate: "42P01" });
+    const replicated = await get("/key/currencies/EUR");
+    expect(replicated.status).toBe(400);
+    expect(await replicated.json()).toMatchObject({ sqlstate: "42809" });
+  });
+
+  it("is ready while the home region answers, and not once its server stops", async () => {
+    const ready = await get("/healthz");
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ ready: true });
+
+    // Clients straight to the home server see it go too.
+    for (const direct of [regions.direct["eu-west"], regions.reference]) direct.on("error", () => undefined);
+    await regions.cluster.stopServer(0);
+    const down = await get("/healthz");
+    expect(down.status).toBe(503);
+    expect(await down.json()).toEqual({ ready: false });
+
+    const home = `127.0.0.1:${port(0)}`;
+    const metrics = await scrape();
+    expect(metrics.value("geoproxy_backend_up", { endpoint: home })).toBe(0);
+    expect(metrics.value("geoproxy_alert", { name: "backend_down", subject: home })).toBe(1);
+    const snapshot = (await (await get("/snapshot")).json()) as ProxySnapshot;
+    expect(snapshot.alerts.map((alert) => [alert.name, alert.subject])).toEqual([["backend_down", home]]);
+  });
+});
