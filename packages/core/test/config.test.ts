@@ -191,6 +191,12 @@ region = "eu-central"
     });
   });
 
+  it("reads the directory store's move batch, 25 keys unless set, and refuses a batch of 0", () => {
+    expect(parseConfig(`${REGIONS}\n[directory_store]\n`).directoryStore?.batch).toBe(25);
+    expect(parseConfig(`${REGIONS}\n[directory_store]\nbatch = 5\n`).directoryStore?.batch).toBe(5);
+    expect(configError(`${REGIONS}\n[directory_store]\nbatch = 0\n`).path).toBe("directory_store.batch");
+  });
+
   it("refuses a pool whose minimum exceeds its maximum and an out-of-range port", () => {
     expect(configError(`${REGIONS}\n[pool]\nmin = 30\nmax = 10\n`).path).toBe("pool.min");
     expect(configError(`${REGIONS}\n[server]\nport = 70000\n`).path).toBe("server.port");

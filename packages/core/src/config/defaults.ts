@@ -62,6 +62,7 @@ export const DEFAULTS = {
     guard: false,
     holdMs: 5_000,
     lockTimeoutMs: 5_000,
+    batch: 25,
   },
   gather: {
     maxRows: 100_000,

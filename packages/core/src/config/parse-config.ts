@@ -388,6 +388,7 @@ function readDirectoryStore(
     "guard",
     "hold_ms",
     "lock_timeout_ms",
+    "batch",
   ]);
   const store: DirectoryStoreConfig = {
     shared: reader.boolean("shared", d.shared),
@@ -399,6 +400,7 @@ function readDirectoryStore(
     guard: reader.boolean("guard", d.guard),
     holdMs: reader.integer("hold_ms", d.holdMs, 1, MAX_MS),
     lockTimeoutMs: reader.integer("lock_timeout_ms", d.lockTimeoutMs, 1, MAX_MS),
+    batch: reader.integer("batch", d.batch, 1, 10_000),
   };
   if (store.authority === "majority" && store.leaseMs < 3 * store.pollMs) {
     reader.fail(

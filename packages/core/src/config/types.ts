@@ -134,6 +134,8 @@ export interface DirectoryStoreConfig {
   readonly guard: boolean;
   readonly holdMs: number;
   readonly lockTimeoutMs: number;
+  /** Keys per atomic move when REBALANCE names no BATCH. */
+  readonly batch: number;
 }
 
 export interface GatherConfig {
