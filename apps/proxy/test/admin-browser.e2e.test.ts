@@ -1,0 +1,106 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { type BrowserContext, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RealRegions, startRealRegions } from "./support/real-regions.js";
+
+/** The page's own `document`, for functions run inside the browser (the tests compile without DOM types). */
+declare const document: { querySelector(selector: string): { textContent: string | null } | null };
+
+const CHROMIUM = "/usr/bin/chromium";
+const OUTPUT = join(dirname(fileURLToPath(import.meta.url)), "..", "test-output");
+const PASSWORD = "dashboard-secret";
+
+let regions: RealRegions;
+let context: BrowserContext;
+let profile: string;
+let client: pg.Client;
+let running = false;
+let workload: Promise<void> | undefined;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`headless Chromium is missing at ${CHROMIUM}: apt-get install -y chromium`);
+  }
+  regions = await startRealRegions(`\n[admin]\nport = 0\npassword = "${PASSWORD}"\n`);
+  client = new pg.Client({ host: regions.proxy.host, port: regions.proxy.port, user: "postgres" });
+  await client.connect();
+  profile = mkdtempSync(join(tmpdir(), "geo-proxy-chromium-"));
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+    httpCredentials: { username: "operator", password: PASSWORD },
+  });
+});
+
+afterAll(async () => {
+  running = false;
+  await workload;
+  await context?.close();
+  await client?.end().catch(() => undefined);
+  await regions?.close();
+  if (profile !== undefined) rmSync(profile, { recursive: true, force: true });
+});
+
+/** Statements through the proxy, one after another, over every region, until stopped. */
+async function runWorkload(): Promise<void> {
+  const tenants = ["alice", "bob", "chandra", "3", "4", "5"];
+  for (let i = 0; running; i++) {
+    await client.query("SELECT id, total FROM orders WHERE tenant_id = $1", [tenants[i % tenants.length]]);
+    if (i % 10 === 0) await client.query("SHOW POOLS");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe("the dashboard served by the proxy, in a real browser", () => {
+  it("goes live and shows the proxy's statement count rising while a workload runs through it", async () => {
+    const admin = regions.proxy.runtime.observability.admin!;
+    const page = await context.newPage();
+    const scriptErrors: string[] = [];
+    page.on("console", (message) => {
+      if (message.type() === "error") scriptErrors.push(message.text());
+    });
+    running = true;
+    workload = runWorkload();
+
+    const response = await page.goto(admin.url, { waitUntil: "domcontentloaded" });
+    expect(response?.status()).toBe(200);
+    expect(response?.headers()["content-security-policy"]).toContain("script-src 'sha256-");
+    const total = page.locator('[data-live="statements-total"]');
+    const before = (await total.textContent()) ?? "";
+    // Only the page's inline script writes "live", on an event-stream update from the proxy.
+    await page.locator("#state", { hasText: /^live$/ }).waitFor({ timeout: 5_000 });
+    await page.waitForFunction(
+      (previous) => document.querySelector('[data-live="statements-total"]')?.textContent !== previous,
+      before,
+      { timeout: 5_000 },
+    );
+    const after = Number(((await total.textContent()) ?? "").replaceAll(",", ""));
+    expect(after).toBeGreaterThan(Number(before.replaceAll(",", "")));
+    expect(await page.locator("#regions svg.bars rect").count()).toBe(3);
+    for (const region of ["eu-west", "us-east", "ap-south"]) {
+      await expect(page.locator("#regions").textContent()).resolves.toContain(region);
+    }
+    expect(scriptErrors.filter((text) => /Content Security Policy/i.test(text))).toEqual([]);
+
+    // A few seconds of sparkline before the picture.
+    await page.waitForTimeout(3_000);
+    mkdirSync(OUTPUT, { recursive: true });
+    const shot = join(OUTPUT, "proxy-dashboard.png");
+    await page.screenshot({ path: shot, fullPage: true });
+    expect(statSync(shot).size).toBeGreaterThan(10_000);
+  });
+});
