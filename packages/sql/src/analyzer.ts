@@ -9,8 +9,8 @@ import type {
   TableRef,
 } from "./analysis.js";
 import { type AnalysisCore, classify, type InsertCore } from "./classify.js";
-import { readConsoleCommand } from "./console-command.js";
-import { analysisFailed, multipleCommands, SqlAnalysisError } from "./errors.js";
+import { CHANGES_PROXY_STATE, mayHoldConsoleCommand, readConsoleCommand } from "./console-command.js";
+import { analysisFailed, consoleCommandInBatch, multipleCommands, SqlAnalysisError } from "./errors.js";
 import { readHints } from "./hints.js";
 import { ANY, valuesOf } from "./key-lattice.js";
 import { arrayLiteralValues } from "./key-values.js";
@@ -18,6 +18,7 @@ import { type Lexed, type LiftedLiteral, lex, shapeSql } from "./lexer.js";
 import { initSql, parseStatements } from "./parser.js";
 import { ShapeCache } from "./shape-cache.js";
 import { StatementAnalysis } from "./statement-analysis.js";
+import { scanStatements } from "./statement-split.js";
 
 export { initSql };
 
@@ -138,7 +139,10 @@ export class Analyzer {
 
   #analyzeText(text: string): Analysis {
     const consoleCommand = readConsoleCommand(text);
-    if (consoleCommand !== undefined) return this.#consoleAnalysis(text, consoleCommand);
+    if (consoleCommand !== undefined) {
+      if (lex(text).multiple) throw multipleCommands();
+      return this.#consoleAnalysis(text, consoleCommand);
+    }
     const lexed = lex(text);
     const hints = readHints(lexed.leadingComment);
     if (lexed.multiple) {
@@ -158,9 +162,55 @@ export class Analyzer {
       return single.kind === "empty" ? [] : [single];
     }
     const hints = readHints(lexed.leadingComment);
+    if (mayHoldConsoleCommand(text)) {
+      const withConsole = this.#batchWithConsole(text, hints);
+      if (withConsole !== undefined) return withConsole;
+    }
+    return this.#sqlBatch(text, hints);
+  }
+
+  #sqlBatch(text: string, hints: Hints): Analysis[] {
     const statements = this.#parseOrUnparsed(text, hints);
     if (statements === undefined) return [this.#unparsed(text, hints)];
     return statements.filter((s) => s.node !== undefined).map((s) => this.#withHints(s.text, hints));
+  }
+
+  /**
+   * A batch holding console commands: each runs in its place, and each run of SQL statements
+   * between them is parsed whole. Commands that change the proxy's state are refused in a batch:
+   * they cannot be undone with the implicit transaction of the statements around them.
+   * Undefined when the batch holds no console command after all.
+   */
+  #batchWithConsole(text: string, hints: Hints): Analysis[] | undefined {
+    const pieces = scanStatements(text);
+    if (pieces === undefined) return undefined;
+    const commands = pieces.map((piece) => readConsoleCommand(piece.text));
+    if (commands.every((command) => command === undefined)) return undefined;
+    for (const command of commands) {
+      if (command !== undefined && CHANGES_PROXY_STATE.has(command.command)) {
+        throw consoleCommandInBatch(command.command);
+      }
+    }
+    const analyses: Analysis[] = [];
+    let sqlStart = -1;
+    let sqlEnd = -1;
+    const flushSql = (): void => {
+      if (sqlStart < 0) return;
+      analyses.push(...this.#sqlBatch(text.slice(sqlStart, sqlEnd), hints));
+      sqlStart = -1;
+    };
+    for (const [i, piece] of pieces.entries()) {
+      const command = commands[i];
+      if (command === undefined) {
+        if (sqlStart < 0) sqlStart = piece.start;
+        sqlEnd = piece.end;
+        continue;
+      }
+      flushSql();
+      analyses.push(this.#consoleAnalysis(piece.text, command));
+    }
+    flushSql();
+    return analyses;
   }
 
   stats(): CacheStats {

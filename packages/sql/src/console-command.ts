@@ -56,3 +56,19 @@ function trimArgument(text: string): string {
   const trimmed = text.trim();
   return trimmed.endsWith(";") ? trimmed.slice(0, -1).trimEnd() : trimmed;
 }
+
+/** Commands that change what the proxy does (placement, drains): never part of a batch. */
+export const CHANGES_PROXY_STATE: ReadonlySet<ConsoleCommandName> = new Set<ConsoleCommandName>([
+  "relocate",
+  "rebalance",
+  "drain",
+  "undrain",
+]);
+
+const CONSOLE_WORDS =
+  /\b(?:show\s+(?:regions|placement|pools|directory|in\s+doubt|health|alerts|peers)|where\s+is|route|relocate|rebalance|drain|undrain)\b/i;
+
+/** A cheap first look at a batch: only one that names a console command's words is split to find it. */
+export function mayHoldConsoleCommand(text: string): boolean {
+  return CONSOLE_WORDS.test(text);
+}

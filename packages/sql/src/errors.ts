@@ -7,6 +7,7 @@ export const SQL_ERROR_CODES = [
   "syntax-error",
   "unreadable-hint",
   "multiple-commands",
+  "console-in-batch",
   "not-loaded",
   "analysis-failed",
 ] as const;
@@ -70,6 +71,19 @@ export function multipleCommands(): SqlAnalysisError {
     "cannot insert multiple commands into a prepared statement",
     {
       hint: "send each statement in its own Parse, or use the simple query protocol for a batch",
+    },
+  );
+}
+
+/** Console commands that change the proxy's state run alone: no implicit transaction can undo them. */
+export function consoleCommandInBatch(command: string): SqlAnalysisError {
+  const words = command.toUpperCase().replace(/-/g, " ");
+  return new SqlAnalysisError(
+    "console-in-batch",
+    "0A000",
+    `${words} cannot run inside a multi-statement query`,
+    {
+      hint: `send ${words} as a query of its own; the console's SHOW, WHERE IS and ROUTE may share a query with other statements`,
     },
   );
 }

@@ -63,12 +63,13 @@ export function parseOne(text: string): Node | undefined {
   return all[0]?.node;
 }
 
-function isAscii(text: string): boolean {
+export function isAscii(text: string): boolean {
   for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 127) return false;
   return true;
 }
 
-function byteToCharOffset(text: string, byteOffset: number): number {
+/** A UTF-8 byte offset (as PostgreSQL reports locations) as an offset in the string. */
+export function byteToCharOffset(text: string, byteOffset: number): number {
   let bytes = 0;
   for (let i = 0; i < text.length; i++) {
     if (bytes >= byteOffset) return i;
