@@ -25,6 +25,9 @@ export class ObservedClient {
   readonly #session: Session;
   readonly #metrics: ProxyMetrics;
   readonly #home: string;
+  /** The exchange's statements so far: the first `#pending` entries of the two arrays below. */
+  #pending = 0;
+  /** Kept and overwritten rather than emptied, so counting a statement allocates nothing. */
   readonly #kinds: PlanKind[] = [];
   readonly #starts: number[] = [];
   /** Reused for the one-region case, which is nearly every statement: no array per statement. */
@@ -62,8 +65,9 @@ export class ObservedClient {
     const kind = planKindOf(route);
     if (kind === null) return;
     this.statements++;
-    this.#kinds.push(kind);
-    this.#starts.push(performance.now());
+    const at = this.#pending++;
+    this.#kinds[at] = kind;
+    this.#starts[at] = performance.now();
     switch (route.kind) {
       case "region":
         this.#oneRegion[0] = route.region;
@@ -91,7 +95,7 @@ export class ObservedClient {
 
   /** After the session handled one client message: a Query or a Sync ends an exchange. */
   afterMessage(code: number): void {
-    if (this.#kinds.length === 0) return;
+    if (this.#pending === 0) return;
     if (code !== FrontendCode.Query && code !== FrontendCode.Sync) return;
     const relay = this.#session.relay;
     if (relay.pending === 0) {
@@ -105,12 +109,12 @@ export class ObservedClient {
   #observe(end: number): void {
     const kinds = this.#kinds;
     const starts = this.#starts;
-    for (let i = 0; i < kinds.length; i++) {
-      const until = i + 1 < starts.length ? starts[i + 1]! : end;
+    const count = this.#pending;
+    this.#pending = 0;
+    for (let i = 0; i < count; i++) {
+      const until = i + 1 < count ? starts[i + 1]! : end;
       this.#metrics.observeStatement(kinds[i]!, Math.max(0, until - starts[i]!) / 1000);
     }
-    kinds.length = 0;
-    starts.length = 0;
   }
 }
 
