@@ -1,6 +1,8 @@
+import { connect } from "node:net";
 import {
   type BackendMessage,
   encodeBind,
+  encodeCancelRequest,
   encodeDescribe,
   encodeExecute,
   encodeParse,
@@ -274,6 +276,51 @@ describe("errors and transactions", () => {
         rowMode: "array",
       });
       expect(result.rows).toEqual(expected.rows);
+    }
+  });
+
+  it("stops every region of a scatter on a CancelRequest, and the session goes on", async () => {
+    const client = await RawClient.connect({
+      host: "127.0.0.1",
+      port: regions.proxy.port,
+      user: "postgres",
+      database: "shop",
+    });
+    try {
+      const started = Date.now();
+      const running = client.query("SELECT count(*) FROM measures WHERE pg_sleep(0.2) IS NOT NULL");
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      await new Promise<void>((resolve, reject) => {
+        const socket = connect(regions.proxy.port, "127.0.0.1", () => {
+          socket.end(encodeCancelRequest({ processId: client.processId, secretKey: client.secretKey }));
+        });
+        socket.on("close", () => resolve());
+        socket.on("error", reject);
+      });
+      const cancelled = await running;
+      expect(cancelled.error?.code).toBe("57014");
+      expect(cancelled.status).toBe("I");
+      expect(Date.now() - started).toBeLessThan(5000);
+      const after = await client.query("SELECT count(*) FROM measures");
+      expect(after.rows).toEqual([["120"]]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("fails with an error naming the region when a region is down, never a partial answer", async () => {
+    await regions.cluster.stopServer(2);
+    try {
+      const error = (await proxy.query("SELECT count(*) FROM measures").catch((e: unknown) => e)) as {
+        code?: string;
+        message?: string;
+      };
+      expect(["08006", "57P01"]).toContain(error.code);
+      expect(error.message).toContain("ap-south");
+      const single = await proxy.query("SELECT count(*) AS n FROM measures WHERE tenant_id = 'alice'");
+      expect(single.rows).toEqual([{ n: "6" }]);
+    } finally {
+      await regions.cluster.startServer(2);
     }
   });
 });

@@ -67,6 +67,13 @@ export class ScatterPortal {
   async execute(session: Session, maxRows: number): Promise<void> {
     await session.quiesceActive();
     await session.relay.idle();
+    const written = session.extended.batchWriteRegion;
+    if (session.txn === null && written !== null) {
+      // Outside a block the batch's write is not committed yet: a read elsewhere would miss it.
+      const elsewhere = this.plan.regions.find((region) => region !== written) ?? written;
+      reportFailure(session, session.extended.refuseAcross(written, elsewhere), EXTENDED);
+      return;
+    }
     if (this.finished) {
       session.relay.local({ bytes: encodeCommandComplete({ tag: "SELECT 0" }) });
       return;

@@ -116,6 +116,11 @@ export async function openScatter(
   const needsHome = merge.tier === "partial-aggregate" || merge.tier === "gather";
   const regions = unique([...jobs.map((job) => job.region), ...(needsHome ? [plan.home] : [])]);
   const connections = await openRegions(session, regions, mode);
+  // A CancelRequest reaches every region still answering; cancelled connections are never pooled.
+  const cancel = (): void => {
+    for (const connection of connections) connection.channel.cancel();
+  };
+  session.cancelHooks.add(cancel);
   const channelOf = (region: string): RegionChannel => connections.find((c) => c.region === region)!.channel;
   try {
     const sqls = unique(jobs.map((job) => job.sql));
@@ -134,7 +139,10 @@ export async function openScatter(
     const done = (rows: RowSource): ScatterAnswer => ({ fields, rows });
     const source = (next: () => Promise<Buffer | null>): RowSource => ({
       next,
-      close: (failed) => closeAll(connections, failed),
+      close: (failed) => {
+        session.cancelHooks.delete(cancel);
+        return closeAll(connections, failed);
+      },
     });
 
     switch (merge.tier) {
@@ -257,6 +265,7 @@ export async function openScatter(
     const rows = await RegionRows.start(home.channel, finishSql, finishParams, visibleFormats, true);
     return done(source(() => rows.next()));
   } catch (error) {
+    session.cancelHooks.delete(cancel);
     await closeAll(connections, true);
     throw error;
   }

@@ -92,6 +92,8 @@ export class Session {
   txn: Transaction | null = null;
   /** Legs used by the extended-protocol batch since the last Sync (outside a transaction). */
   readonly batchLegs = new Map<string, Leg>();
+  /** Work outside the legs that a CancelRequest must stop too (the regions of a scatter read). */
+  readonly cancelHooks = new Set<() => void>();
   /** The leg last written to: before another is used, its answers must be complete. */
   private activeLeg: Leg | null = null;
   private readonly framer = new FrontendFramer();
@@ -848,6 +850,7 @@ export class Session {
 
   /** A CancelRequest with this session's key: cancel what its connections run now, then retire them. */
   cancel(): void {
+    for (const hook of this.cancelHooks) hook();
     const legs = new Set<Leg>([...(this.txn?.legs.values() ?? []), ...this.batchLegs.values()]);
     if (this.activeLeg !== null) legs.add(this.activeLeg);
     if (this.pinnedLeg !== null) legs.add(this.pinnedLeg);

@@ -1,3 +1,6 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import pg from "pg";
 import { REGIONS } from "./fake-regions.js";
 import { type RealRegions, startRealRegions } from "./real-regions.js";
@@ -71,7 +74,9 @@ INSERT INTO vault VALUES ('${key}', 1, 's-${key}-1'), ('${key}', 2, 's-${key}-2'
  * with every row) plus the scatter suite's own tables, placed through the proxy's configuration.
  */
 export async function startScatterRegions(): Promise<RealRegions> {
-  const regions = await startRealRegions(SCATTER_TOML);
+  // A data folder of its own: another proxy (another test file) may hold the default one's log.
+  const dataDir = mkdtempSync(join(tmpdir(), "geo-scatter-"));
+  const regions = await startRealRegions(`${SCATTER_TOML}\n[txn]\ndata_dir = "${dataDir}"\n`);
   let all = SCHEMA;
   const perRegion = new Map<string, string>(REGIONS.map((region) => [region, SCHEMA]));
   for (const [index, [key, region]] of regions.entries.entries()) {
@@ -82,6 +87,8 @@ export async function startScatterRegions(): Promise<RealRegions> {
   for (const region of REGIONS) await regions.direct[region].query(perRegion.get(region)!);
   await regions.reference.query(all);
   await Promise.all([regions.reference, ...Object.values(regions.direct)].map((c) => c.query("ANALYZE")));
+  // A test stops a region's server: its direct client's lost connection is expected.
+  for (const client of Object.values(regions.direct)) client.on("error", () => undefined);
   return regions;
 }
 
