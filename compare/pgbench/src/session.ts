@@ -123,7 +123,7 @@ export async function runSession(options: BenchOptions, command: string): Promis
     }
   }
 
-  const workDir = await mkdtemp(join(tmpdir(), "geo-pgbench-"));
+  const workDir = await mkdtemp(join(tmpdir(), "geo-compare-pgbench-"));
   removeAtTeardown(workDir);
   const logDir = join(workDir, "pgbench-logs");
   mkdirSync(logDir);

@@ -38,7 +38,7 @@ describe("finding PgBouncer", () => {
   });
 
   it("looks along the search path when it is not in the usual places", () => {
-    const dir = mkdtempSync(join(tmpdir(), "geo-pgbouncer-path-"));
+    const dir = mkdtempSync(join(tmpdir(), "geo-compare-pgbouncer-path-"));
     try {
       writeFileSync(join(dir, "pgbouncer"), "");
       expect(findPgbouncer(["/nonexistent/pgbouncer"], `/nonexistent-bin:${dir}`)).toBe(

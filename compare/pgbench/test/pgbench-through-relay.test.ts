@@ -33,7 +33,7 @@ describe("a pgbench run through the bare relay against real PostgreSQL", () => {
       backend.database,
     ]);
     expect(init.code, init.stderr).toBe(0);
-    const workDir = mkdtempSync(join(tmpdir(), "geo-pgbench-test-"));
+    const workDir = mkdtempSync(join(tmpdir(), "geo-compare-pgbench-test-"));
     removeAtTeardown(workDir);
     logDir = workDir;
     relay = await startTcpRelay(backend, workDir);

@@ -89,7 +89,7 @@ export async function startPgbouncer(
   backend: Backend,
   options: PgbouncerOptions,
 ): Promise<Target> {
-  const workDir = await mkdtemp(join(tmpdir(), "geo-pgbouncer-"));
+  const workDir = await mkdtemp(join(tmpdir(), "geo-compare-pgbouncer-"));
   removeAtTeardown(workDir);
   const port = await freePort();
   const account = unprivilegedAccount();
