@@ -1,10 +1,12 @@
 import { parseArgs } from "node:util";
 import { generateStatements } from "./generator.js";
 import { startOracleWorld } from "./oracle-world.js";
+import { PROTOCOLS, type Protocol } from "./outcome.js";
 import { formatReport } from "./report.js";
 import { describeFailure, runOracle } from "./run-oracle.js";
 
-const usage = `pnpm --filter @geo/compare-oracle run oracle -- [--count 2000] [--seed 1] [--start 0] [--shapes] [--verbose]`;
+const usage =
+  "pnpm --filter @geo/compare-oracle run oracle -- [--count 2000] [--seed 1] [--start 0] [--protocol both|simple|extended] [--shapes] [--verbose]";
 
 function integer(value: string | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
@@ -14,6 +16,14 @@ function integer(value: string | undefined, fallback: number, name: string): num
   return parsed;
 }
 
+function protocols(value: string | undefined): readonly Protocol[] {
+  if (value === undefined || value === "both") return PROTOCOLS;
+  const chosen = PROTOCOLS.find((protocol) => protocol === value);
+  if (chosen === undefined)
+    throw new Error(`--protocol must be both, simple or extended, got ${value}\n${usage}`);
+  return [chosen];
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
     args: process.argv.slice(2).filter((arg) => arg !== "--"),
@@ -21,6 +31,7 @@ async function main(): Promise<number> {
       count: { type: "string" },
       seed: { type: "string" },
       start: { type: "string" },
+      protocol: { type: "string" },
       shapes: { type: "boolean", default: false },
       verbose: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
@@ -46,18 +57,28 @@ async function main(): Promise<number> {
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   try {
-    let done = 0;
-    const report = await runOracle(statements, world, (graded) => {
-      done++;
-      const verdict = graded.grade.verdict;
-      if (verdict === "wrong" || verdict === "invalid") console.error(`\n${describeFailure(graded)}`);
-      else if (values.verbose)
-        console.error(`${verdict.padEnd(7)} #${graded.statement.index} ${graded.statement.shape}`);
-      if (done % 250 === 0) console.error(`  ${done}/${count} graded`);
-    });
-    if (interrupted) return 130;
-    console.log(formatReport(report, { seed, count, shapes: values.shapes }));
-    return report.total.wrong + report.total.invalid === 0 ? 0 : 1;
+    let failed = 0;
+    const reports: string[] = [];
+    for (const protocol of protocols(values.protocol)) {
+      let done = 0;
+      const report = await runOracle(statements, world, {
+        protocol,
+        onGraded: (graded) => {
+          done++;
+          const verdict = graded.grade.verdict;
+          if (verdict === "wrong" || verdict === "invalid")
+            console.error(`\n${describeFailure(graded, protocol)}`);
+          else if (values.verbose)
+            console.error(`${verdict.padEnd(7)} #${graded.statement.index} ${graded.statement.shape}`);
+          if (done % 500 === 0) console.error(`  ${protocol}: ${done}/${count} graded`);
+        },
+      });
+      if (interrupted) return 130;
+      failed += report.total.wrong + report.total.invalid;
+      reports.push(formatReport(report, { seed, count, shapes: values.shapes }));
+    }
+    console.log(reports.join("\n\n"));
+    return failed === 0 ? 0 : 1;
   } finally {
     await world.stop();
   }

@@ -23,6 +23,28 @@ export interface ScriptOutcome {
   readonly failedStep?: number;
 }
 
+/** How statements reach the server: one Query message, or Parse/Bind/Execute with literals as parameters. */
+export const PROTOCOLS = ["simple", "extended"] as const;
+export type Protocol = (typeof PROTOCOLS)[number];
+
+const STRING_LITERAL = /'(?:[^']|'')*'/g;
+
+/**
+ * The statement with every string literal lifted into a parameter ($1, $2, ... in order), as a
+ * driver sends it: the key then arrives at Bind, which is where the proxy must route it.
+ * Parameters are sent untyped, so PostgreSQL infers each one's type from where it stands, exactly
+ * as it types the literal. Generated statements have no comments or dollar quotes, so a literal
+ * is always a quoted string.
+ */
+export function liftLiterals(sql: string): { text: string; values: string[] } {
+  const values: string[] = [];
+  const text = sql.replace(STRING_LITERAL, (literal) => {
+    values.push(literal.slice(1, -1).replaceAll("''", "'"));
+    return `$${values.length}`;
+  });
+  return { text, values };
+}
+
 // Every value stays the text PostgreSQL sent: comparing text is exact, parsing is not (numeric, float8).
 const asText = { getTypeParser: () => (value: string) => value };
 
@@ -32,6 +54,7 @@ export class ScriptClient {
 
   constructor(
     private readonly target: { host: string; port: number; user: string; database: string },
+    private readonly protocol: Protocol = "simple",
     private readonly queryTimeoutMs = 30_000,
   ) {}
 
@@ -61,7 +84,14 @@ export class ScriptClient {
       const sql = steps[index]!;
       try {
         const client = await this.connection();
-        const result = await client.query({ text: sql, rowMode: "array" });
+        const result =
+          this.protocol === "simple"
+            ? await client.query({ text: sql, rowMode: "array" })
+            : await client.query({
+                ...liftLiterals(sql),
+                rowMode: "array",
+                queryMode: "extended",
+              } as pg.QueryArrayConfig);
         results.push({
           kind: "rows",
           command: result.command,

@@ -27,7 +27,7 @@ export function formatReport(
 ): string {
   const header = ["family", "statements", ...VERDICTS];
   const parts = [
-    `## Oracle: seed ${options.seed}, ${options.count} statements, ${(report.elapsedMs / 1000).toFixed(1)} s`,
+    `## Oracle: seed ${options.seed}, ${options.count} statements, ${report.protocol} protocol, ${(report.elapsedMs / 1000).toFixed(1)} s`,
     "",
     table(header, [
       ...FAMILIES.map((family) => countsRow(family, report.byFamily[family])),
@@ -57,7 +57,12 @@ export function formatReport(
     );
   }
   if (report.failures.length > 0) {
-    parts.push("", `### ${report.failures.length} failure(s)`, "", ...report.failures.map(describeFailure));
+    parts.push(
+      "",
+      `### ${report.failures.length} failure(s)`,
+      "",
+      ...report.failures.map((failure) => describeFailure(failure, report.protocol)),
+    );
   }
   const failed = report.total.wrong + report.total.invalid;
   parts.push(

@@ -1,6 +1,6 @@
 import { type Grade, grade, VERDICTS, type Verdict } from "./grade.js";
 import type { Endpoint } from "./oracle-world.js";
-import { ScriptClient } from "./outcome.js";
+import { type Protocol, ScriptClient } from "./outcome.js";
 import { FAMILIES, type Family, type OracleStatement, statementText } from "./statement.js";
 
 /** One graded statement. */
@@ -21,6 +21,7 @@ export interface OracleReport {
   /** The SQLSTATE-and-reason of refusals, counted (the first line of each message). */
   readonly refusalReasons: Map<string, number>;
   readonly elapsedMs: number;
+  readonly protocol: Protocol;
 }
 
 function zeroCounts(): VerdictCounts {
@@ -29,16 +30,18 @@ function zeroCounts(): VerdictCounts {
 
 /**
  * Runs each statement against the reference and through the proxy, one at a time on one
- * connection each, and grades it. `onGraded` sees every statement as it is graded (progress).
+ * connection each, and grades it, with the simple query protocol or (`protocol: "extended"`) with
+ * every string literal bound as a parameter. `onGraded` sees every statement as it is graded.
  */
 export async function runOracle(
   statements: readonly OracleStatement[],
   targets: { reference: Endpoint; proxy: Endpoint },
-  onGraded?: (graded: GradedStatement) => void,
+  options: { protocol?: Protocol; onGraded?: (graded: GradedStatement) => void } = {},
 ): Promise<OracleReport> {
   const started = performance.now();
-  const reference = new ScriptClient(targets.reference);
-  const proxy = new ScriptClient(targets.proxy);
+  const protocol = options.protocol ?? "simple";
+  const reference = new ScriptClient(targets.reference, protocol);
+  const proxy = new ScriptClient(targets.proxy, protocol);
   const total = zeroCounts();
   const byFamily = Object.fromEntries(FAMILIES.map((family) => [family, zeroCounts()])) as Record<
     Family,
@@ -64,12 +67,20 @@ export async function runOracle(
         const reason = `[${got.error.sqlstate}] ${reasonShape(got.error.message)}`;
         refusalReasons.set(reason, (refusalReasons.get(reason) ?? 0) + 1);
       }
-      onGraded?.(graded);
+      options.onGraded?.(graded);
     }
   } finally {
     await Promise.all([reference.close(), proxy.close()]);
   }
-  return { total, byFamily, byShape, failures, refusalReasons, elapsedMs: performance.now() - started };
+  return {
+    total,
+    byFamily,
+    byShape,
+    failures,
+    refusalReasons,
+    elapsedMs: performance.now() - started,
+    protocol,
+  };
 }
 
 /** A refusal message with its particulars (table and region lists) blurred, so alike ones count together. */
@@ -81,9 +92,12 @@ function reasonShape(message: string): string {
 }
 
 /** Text of a failure for the terminal: the statement, how to reproduce it, and the difference. */
-export function describeFailure({ statement, grade }: GradedStatement): string {
+export function describeFailure(
+  { statement, grade }: GradedStatement,
+  protocol: Protocol = "simple",
+): string {
   return [
-    `${grade.verdict.toUpperCase()} #${statement.index} (seed ${statement.seed}, ${statement.shape})`,
+    `${grade.verdict.toUpperCase()} #${statement.index} (seed ${statement.seed}, ${statement.shape}, ${protocol} protocol)`,
     `  ${statementText(statement)}`,
     `  ${grade.detail ?? ""}`.replaceAll("\n", "\n  "),
   ].join("\n");

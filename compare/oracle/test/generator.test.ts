@@ -2,6 +2,7 @@ import { startCluster } from "@geo/testkit";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateStatement, generateStatements } from "../src/generator.js";
+import { liftLiterals } from "../src/outcome.js";
 import { dataSql, SCHEMA_SQL } from "../src/schema.js";
 import { FAMILIES, statementText } from "../src/statement.js";
 
@@ -35,9 +36,20 @@ describe("the statement generator", () => {
       "subquery/not-exists",
       "subquery/correlated-scalar",
       "subquery/scalar",
+      "subquery/cte",
+      "subquery/lateral",
     ]) {
       expect(shapes).toContain(shape);
     }
+  });
+});
+
+describe("lifting literals into parameters", () => {
+  it("binds each quoted string, quotes undoubled, and leaves numbers in the text", () => {
+    expect(liftLiterals("SELECT 1 FROM t WHERE a = 'o''hara' AND b IN ('x', 'mo li') AND c > 2.5")).toEqual({
+      text: "SELECT 1 FROM t WHERE a = $1 AND b IN ($2, $3) AND c > 2.5",
+      values: ["o'hara", "x", "mo li"],
+    });
   });
 });
 
@@ -63,6 +75,22 @@ describe("every generated statement against one real PostgreSQL holding every ro
       for (const step of statement.steps) {
         try {
           await client!.query(step.sql);
+        } catch (error) {
+          failures.push(`#${statement.index}: ${step.sql}\n  ${(error as Error).message}`);
+          await client!.query("ROLLBACK");
+          break;
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it("runs them with every string literal bound as a parameter too (the extended protocol's form)", async () => {
+    const failures: string[] = [];
+    for (const statement of generateStatements(1, 2000)) {
+      for (const step of statement.steps) {
+        try {
+          await client!.query(liftLiterals(step.sql));
         } catch (error) {
           failures.push(`#${statement.index}: ${step.sql}\n  ${(error as Error).message}`);
           await client!.query("ROLLBACK");

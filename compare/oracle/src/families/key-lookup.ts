@@ -3,7 +3,7 @@ import { type Drawn, ordered } from "./family.js";
 
 /** Reads of rows by key, by other columns, and of replicated and pinned tables. */
 export function keyLookup(d: Draw): Drawn {
-  switch (d.int(0, 6)) {
+  switch (d.int(0, 7)) {
     case 0: {
       const id = d.chance(0.5) ? `id = ${d.int(1, 9)}` : `id BETWEEN ${d.int(1, 3)} AND ${d.int(3, 8)}`;
       return {
@@ -65,6 +65,15 @@ export function keyLookup(d: Draw): Drawn {
         steps: [
           ordered(
             `SELECT tenant_id, id, upper(name) AS shout, round(score::numeric * ${d.int(2, 9)}, 2) AS scaled, coalesce(tier, 'none') AS tier FROM customers${where(d.keyPredicate("tenant_id"), d.chance(0.5) ? `active = ${d.pick(["true", "false"])}` : `age >= ${d.int(18, 70)}`)} ORDER BY tenant_id, id${d.limit()}`,
+          ),
+        ],
+      };
+    case 7:
+      return {
+        shape: "key-lookup/nulls-order",
+        steps: [
+          ordered(
+            `SELECT tenant_id, id, ${d.pick(["age", "tier"])} AS v FROM customers${where(d.keyPredicate("tenant_id"), d.customerFilter())} ORDER BY v ${d.pick(["ASC", "DESC"])} NULLS ${d.pick(["FIRST", "LAST"])}, tenant_id, id${d.limit()}`,
           ),
         ],
       };

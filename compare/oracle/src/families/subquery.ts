@@ -3,7 +3,7 @@ import { type Drawn, ordered } from "./family.js";
 
 /** IN, EXISTS, NOT EXISTS, correlated and scalar subqueries, keyed and not. */
 export function subquery(d: Draw): Drawn {
-  switch (d.int(0, 6)) {
+  switch (d.int(0, 8)) {
     case 0: {
       const tenant = d.tenant();
       return {
@@ -63,6 +63,24 @@ export function subquery(d: Draw): Drawn {
         ],
       };
     }
+    case 7:
+      return {
+        shape: "subquery/cte",
+        steps: [
+          ordered(
+            `WITH totals AS (SELECT tenant_id, customer_id, sum(amount) AS total, count(*) AS n FROM orders${where(d.keyPredicate("tenant_id"), d.orderFilter())} GROUP BY tenant_id, customer_id) SELECT c.tenant_id, c.id, c.name, t.total, t.n FROM customers c JOIN totals t ON t.tenant_id = c.tenant_id AND t.customer_id = c.id${where(d.customerFilter("c."))} ORDER BY c.tenant_id, c.id${d.limit()}`,
+          ),
+        ],
+      };
+    case 8:
+      return {
+        shape: "subquery/lateral",
+        steps: [
+          ordered(
+            `SELECT c.tenant_id, c.id, l.id AS order_id, l.amount FROM customers c ${d.pick(["JOIN LATERAL", "LEFT JOIN LATERAL"])} (SELECT o.id, o.amount FROM orders o WHERE o.tenant_id = c.tenant_id AND o.customer_id = c.id ORDER BY o.amount ${d.pick(["ASC", "DESC"])}, o.id LIMIT ${d.int(1, 2)}) l ON true${where(d.keyPredicate("c.tenant_id"), d.customerFilter("c."))} ORDER BY c.tenant_id, c.id, l.id`,
+          ),
+        ],
+      };
     default:
       return {
         shape: "subquery/derived-table",
