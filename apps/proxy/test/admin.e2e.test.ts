@@ -109,6 +109,14 @@ describe("the admin port served by the proxy, in front of three PostgreSQL serve
     expect(snapshot.regions.flatMap((region) => region.endpoints.map((endpoint) => endpoint.health))).toEqual(
       ["up", "up", "up"],
     );
+    // Probed on connections of their own while the admin port runs: each primary says it is not in recovery.
+    expect(
+      snapshot.regions.flatMap((region) => region.endpoints.map((e) => [e.role, e.inRecovery, e.lagBytes])),
+    ).toEqual([
+      ["primary", false, 0],
+      ["primary", false, 0],
+      ["primary", false, 0],
+    ]);
     expect(snapshot.pools.map((pool) => pool.region).sort()).toEqual(["ap-south", "eu-west", "us-east"]);
     expect(snapshot.traffic.byRegion["us-east"]).toBeGreaterThanOrEqual(2);
     expect(snapshot.traffic.byPlan.one_region).toBeGreaterThanOrEqual(4);

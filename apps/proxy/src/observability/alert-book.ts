@@ -10,7 +10,13 @@ export interface Fact {
 }
 
 /** Every alert name this proxy raises: the `name` label of `geoproxy_alert` and of SHOW ALERTS. */
-export const ALERT_NAMES = ["backend_down", "pool_saturated", "two_phase_commit_unacknowledged"] as const;
+export const ALERT_NAMES = [
+  "backend_down",
+  "replica_lagging",
+  "role_mismatch",
+  "pool_saturated",
+  "two_phase_commit_unacknowledged",
+] as const;
 export type AlertName = (typeof ALERT_NAMES)[number];
 
 /**

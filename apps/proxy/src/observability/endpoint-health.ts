@@ -44,8 +44,12 @@ export class EndpointHealth {
     }
   }
 
-  /** Reads the pools' connection counters: new connections mean up, new failures alone mean down. */
-  update(pools: readonly PoolStats[], now: Date = new Date()): void {
+  /**
+   * Reads the pools' connection counters: new connections mean up, new failures alone mean down.
+   * Returns the primaries this reading found down that were not before.
+   */
+  update(pools: readonly PoolStats[], now: Date = new Date()): string[] {
+    const wentDown: string[] = [];
     const totals = new Map<string, { created: number; connectFailures: number }>();
     for (const pool of pools) {
       const endpoint = endpointName(pool.key);
@@ -62,8 +66,12 @@ export class EndpointHealth {
       record.created = total.created;
       record.connectFailures = total.connectFailures;
       if (opened && !failed) this.#set(record, "up", now);
-      else if (failed && !opened) this.#set(record, "down", now);
+      else if (failed && !opened && record.health !== "down") {
+        this.#set(record, "down", now);
+        wentDown.push(endpoint);
+      }
     }
+    return wentDown;
   }
 
   /** The outcome of a check that used a connection to `region`'s primary. */

@@ -13,6 +13,7 @@ import {
   type TransactionOutcome,
 } from "@geo/admin";
 import type { Directory, GeoConfig, Topology } from "@geo/core";
+import type { HealthMonitor } from "@geo/pool";
 import type { Analyzer } from "@geo/sql";
 import type { ConsoleClient, ConsoleContext, ObservedState } from "../console/context.js";
 import type { RegionPools } from "../executor/region-pools.js";
@@ -20,6 +21,7 @@ import type { Logger } from "../log.js";
 import type { Session } from "../session/session.js";
 import { startAdminPort } from "./admin-port.js";
 import { AlertBook, type Fact } from "./alert-book.js";
+import { probedRegions, probeFacts, probeMonitor } from "./backend-probes.js";
 import { EndpointHealth, endpointName } from "./endpoint-health.js";
 import { InDoubtLedger } from "./in-doubt-ledger.js";
 import { lookUpKey } from "./key-lookup.js";
@@ -36,6 +38,11 @@ export interface ObservabilityOptions {
   readonly log: Logger;
   /** How long the readiness check may take to get and use a home connection (default 2000 ms). */
   readonly readyTimeoutMs?: number;
+  /**
+   * The proxy's health monitor, when it runs one. Without it, one is started here while the admin
+   * port is configured (see README.md); otherwise health follows the pools.
+   */
+  readonly health?: HealthMonitor;
 }
 
 /**
@@ -64,6 +71,9 @@ export class Observability implements AdminSource {
   readonly #clients = new Set<ObservedClient>();
   readonly #startedAt = Date.now();
   #admin: RunningAdminServer | undefined;
+  #monitor: HealthMonitor | undefined;
+  /** The monitor was started here, so it is stopped here. */
+  #ownsMonitor = false;
 
   private constructor(options: ObservabilityOptions) {
     this.#options = options;
@@ -98,16 +108,35 @@ export class Observability implements AdminSource {
   static async start(options: ObservabilityOptions): Promise<Observability> {
     const observability = new Observability(options);
     const admin = options.config.admin;
+    observability.#monitor = options.health;
+    if (options.health === undefined && admin !== undefined) {
+      const monitor = probeMonitor(options.config, options.topology);
+      if (monitor !== undefined) {
+        await monitor.start();
+        observability.#monitor = monitor;
+        observability.#ownsMonitor = true;
+      }
+    }
     if (admin !== undefined) {
-      observability.#admin = await startAdminPort({
-        config: options.config,
-        admin,
-        source: observability,
-        metrics: observability.metrics,
-        log: options.log,
-      });
+      try {
+        observability.#admin = await startAdminPort({
+          config: options.config,
+          admin,
+          source: observability,
+          metrics: observability.metrics,
+          log: options.log,
+        });
+      } catch (error) {
+        await observability.close();
+        throw error;
+      }
     }
     return observability;
+  }
+
+  /** The health monitor probing the backends, when one runs. */
+  get health(): HealthMonitor | undefined {
+    return this.#monitor;
   }
 
   /** The running admin port, when configured. */
@@ -202,6 +231,8 @@ export class Observability implements AdminSource {
       reachable = false;
     }
     this.#health.observe(home.id, reachable);
+    if (!reachable)
+      this.#monitor?.reportFailure(home.primary, "the readiness check could not use a connection");
     return reachable;
   }
 
@@ -210,8 +241,9 @@ export class Observability implements AdminSource {
   // ------------------------------------------------------------------------------------------
 
   regions(): RegionStatus[] {
-    this.#health.update(this.#options.pools.stats());
-    return this.#health.regions();
+    this.#readPools(this.#options.pools.stats());
+    const monitor = this.#monitor;
+    return monitor === undefined ? this.#health.regions() : probedRegions(monitor, this.#options.topology);
   }
 
   /**
@@ -238,14 +270,18 @@ export class Observability implements AdminSource {
   alerts(): Alert[] {
     const facts: Fact[] = [];
     const pools = this.#options.pools.stats();
-    this.#health.update(pools);
-    for (const down of this.#health.down()) {
-      facts.push({
-        name: "backend_down",
-        subject: down.endpoint,
-        message: `the primary of ${down.region} cannot be reached: opening a connection to it failed`,
-        since: down.since,
-      });
+    this.#readPools(pools);
+    const monitor = this.#monitor;
+    if (monitor !== undefined) facts.push(...probeFacts(monitor));
+    else {
+      for (const down of this.#health.down()) {
+        facts.push({
+          name: "backend_down",
+          subject: down.endpoint,
+          message: `the primary of ${down.region} cannot be reached: opening a connection to it failed`,
+          since: down.since,
+        });
+      }
     }
     for (const stats of pools) {
       if (stats.waiting > 0 && stats.total >= stats.max) {
@@ -286,11 +322,22 @@ export class Observability implements AdminSource {
       }));
   }
 
-  /** Stops the admin port (its event streams end). */
+  /** Stops the admin port (its event streams end) and the health monitor started here. */
   async close(): Promise<void> {
     const admin = this.#admin;
     this.#admin = undefined;
     await admin?.close();
+    if (this.#ownsMonitor) {
+      this.#ownsMonitor = false;
+      await this.#monitor?.stop();
+    }
+  }
+
+  /** The pools' connection counters; a primary they find unreachable is down for the monitor at once. */
+  #readPools(pools: ReturnType<RegionPools["stats"]>): void {
+    for (const endpoint of this.#health.update(pools)) {
+      this.#monitor?.reportFailure(endpoint, "the proxy could not open a connection to it");
+    }
   }
 
   #consoleContext(): ConsoleContext {
