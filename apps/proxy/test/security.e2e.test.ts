@@ -362,6 +362,9 @@ describe("SCRAM and MD5 authentication of clients", () => {
     expect(wrong.code).toBe("28P01");
     expect(unknown.code).toBe("28P01");
     expect(wrong.message.replace("alice", "<role>")).toBe(unknown.message.replace("nobody_here", "<role>"));
+    // The role is bound as a parameter of the verifier query, never spliced into its text.
+    const injected = await pgError({ ...base, user: "alice' OR '1'='1", password: "not-it" });
+    expect(injected.code).toBe("28P01");
   });
 
   it("runs the whole SCRAM exchange for an unknown role, with a stable salt, before failing", async () => {

@@ -33,6 +33,8 @@ import type { VerifierStore } from "./verifier-store.js";
 
 /** The first byte of a TLS handshake record: a ClientHello sent without SSLRequest (direct TLS). */
 const TLS_HANDSHAKE_RECORD = 0x16;
+/** How long a closing connection may take to read our last bytes. */
+const CLOSE_GRACE_MS = 1_000;
 
 export interface FrontDoorOptions {
   readonly method: AuthMethod;
@@ -86,8 +88,8 @@ export class FrontDoor {
 
   admit(socket: Socket): Promise<Admitted | null> {
     if (this.waiting.size >= this.options.maxUnauthenticated) {
-      socket.on("error", () => undefined);
-      socket.end(encodeErrorResponse(tooManyLoggingIn(this.options.maxUnauthenticated)));
+      socket.on("error", noop);
+      endConnection(socket, encodeErrorResponse(tooManyLoggingIn(this.options.maxUnauthenticated)));
       return Promise.resolve(null);
     }
     const handshake = new Handshake(socket, this.options);
@@ -212,7 +214,7 @@ class Handshake {
         this.options.log.info({ matched }, "cancel request");
         // PostgreSQL answers a CancelRequest with nothing, whatever the key.
         this.finish(null);
-        this.stream.end();
+        endConnection(this.stream);
         return;
       }
       case "StartupMessage":
@@ -351,11 +353,7 @@ class Handshake {
     if (this.phase === "done") return;
     const stream = this.stream;
     this.finish(null);
-    if (!stream.destroyed) {
-      stream.end(encodeErrorResponse(error));
-      // A client that never reads must not keep the socket open.
-      setTimeout(() => stream.destroy(), 1_000).unref();
-    }
+    endConnection(stream, encodeErrorResponse(error));
   }
 
   private finish(admitted: Admitted | null): void {
@@ -369,6 +367,18 @@ class Handshake {
 }
 
 function noop(): void {}
+
+/**
+ * Sends the last bytes and closes. The socket is read to its end, and destroyed after a second
+ * whatever the client does: a client that never reads nor closes must not hold it open.
+ */
+function endConnection(socket: Socket, last?: Buffer): void {
+  if (socket.destroyed) return;
+  socket.resume();
+  if (last === undefined) socket.end();
+  else socket.end(last);
+  setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
+}
 
 function defaultSleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());

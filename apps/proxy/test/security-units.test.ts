@@ -1,0 +1,174 @@
+import { createHash } from "node:crypto";
+import {
+  decodeAuthentication,
+  encodeSASLInitialResponse,
+  encodeSASLResponse,
+  isProtocolFault,
+  makeScramVerifier,
+  SCRAM_SHA_256,
+  ScramClient,
+} from "@geo/proto";
+import { describe, expect, it } from "vitest";
+import { FailureThrottle } from "../src/auth/failure-throttle.js";
+import { LoginExchange, type LoginStep } from "../src/auth/login-exchange.js";
+import { parseStoredPassword, type StoredCredential } from "../src/auth/stored-credential.js";
+import { VerifierStore } from "../src/auth/verifier-store.js";
+
+const secret = Buffer.alloc(32, 7);
+
+/** The payload of a 'p' message built by the production encoders (code and length cut off). */
+function payload(message: Buffer): Buffer {
+  return message.subarray(5);
+}
+
+function runScram(exchange: LoginExchange, password: string): { first: string; last: LoginStep } {
+  const request = decodeAuthentication(payload(exchange.begin()));
+  expect(isProtocolFault(request) ? null : request.type).toBe("AuthenticationSASL");
+  const client = new ScramClient({ password });
+  const continued = exchange.step(
+    payload(encodeSASLInitialResponse({ mechanism: SCRAM_SHA_256, data: client.clientFirst() })),
+  );
+  if (continued.kind !== "continue") throw new Error(`expected continue, got ${continued.kind}`);
+  const serverFirst = decodeAuthentication(payload(continued.send));
+  if (isProtocolFault(serverFirst) || serverFirst.type !== "AuthenticationSASLContinue")
+    throw new Error("no SASLContinue");
+  const final = client.serverFirst(serverFirst.data);
+  if (!Buffer.isBuffer(final)) throw new Error(final.message);
+  return {
+    first: serverFirst.data.toString("utf8"),
+    last: exchange.step(payload(encodeSASLResponse({ data: final }))),
+  };
+}
+
+describe("the login exchange", () => {
+  const alice: StoredCredential = {
+    kind: "scram",
+    verifier: makeScramVerifier("right", { iterations: 4096 }),
+  };
+
+  it("logs in with the right password and yields the ClientKey behind the stored key", () => {
+    const { last } = runScram(new LoginExchange("alice", "scram-sha-256", alice, secret), "right");
+    expect(last.kind).toBe("ok");
+    if (last.kind !== "ok" || last.keys === null) throw new Error("no keys");
+    const storedKey = createHash("sha256").update(last.keys.clientKey).digest();
+    expect(alice.kind === "scram" && storedKey.equals(alice.verifier.storedKey)).toBe(true);
+  });
+
+  it("fails a wrong password and an unknown role with the same code, message shape and exchange", () => {
+    const wrong = runScram(new LoginExchange("alice", "scram-sha-256", alice, secret), "wrong");
+    const unknown = runScram(new LoginExchange("ghost", "scram-sha-256", null, secret), "wrong");
+    const again = runScram(new LoginExchange("ghost", "scram-sha-256", null, secret), "other");
+    for (const result of [wrong, unknown]) {
+      expect(result.last.kind).toBe("fail");
+      if (result.last.kind === "fail") {
+        expect(result.last.error.code).toBe("28P01");
+        expect(result.last.wrongPassword).toBe(true);
+      }
+    }
+    const message = (step: LoginStep, role: string) =>
+      step.kind === "fail" ? step.error.message.replace(role, "<role>") : "";
+    expect(message(wrong.last, "alice")).toBe(message(unknown.last, "ghost"));
+    const saltOf = (first: string) => /,s=([^,]+),i=(\d+)/.exec(first)?.slice(1);
+    expect(saltOf(unknown.first)).toEqual(saltOf(again.first));
+    expect(saltOf(unknown.first)?.[1]).toBe(saltOf(wrong.first)?.[1]);
+  });
+
+  it("under md5 asks an MD5 hash holder for MD5 and falls back to SCRAM for a SCRAM verifier", () => {
+    const md5 = parseStoredPassword("md5" + "0".repeat(32));
+    const md5Request = decodeAuthentication(payload(new LoginExchange("m", "md5", md5, secret).begin()));
+    expect(isProtocolFault(md5Request) ? null : md5Request.type).toBe("AuthenticationMD5Password");
+    const scramRequest = decodeAuthentication(
+      payload(new LoginExchange("alice", "md5", alice, secret).begin()),
+    );
+    expect(isProtocolFault(scramRequest) ? null : scramRequest.type).toBe("AuthenticationSASL");
+  });
+
+  it("treats an unoffered mechanism as a protocol violation, not a password failure", () => {
+    const exchange = new LoginExchange("alice", "scram-sha-256", alice, secret);
+    exchange.begin();
+    const step = exchange.step(
+      payload(encodeSASLInitialResponse({ mechanism: "PLAIN", data: Buffer.from("x") })),
+    );
+    expect(step.kind === "fail" ? [step.error.code, step.wrongPassword] : null).toEqual(["08P01", false]);
+  });
+});
+
+describe("the failure throttle", () => {
+  it("doubles the delay with each failure from one address up to the maximum, per address", () => {
+    const throttle = new FailureThrottle({ baseMs: 100, maxMs: 700, windowMs: 60_000, now: () => 0 });
+    expect([1, 2, 3, 4, 5].map(() => throttle.failed("10.0.0.1"))).toEqual([100, 200, 400, 700, 700]);
+    expect(throttle.failed("10.0.0.2")).toBe(100);
+  });
+
+  it("forgets an address after a quiet window or a success", () => {
+    let now = 0;
+    const throttle = new FailureThrottle({ baseMs: 100, maxMs: 10_000, windowMs: 1_000, now: () => now });
+    throttle.failed("a");
+    throttle.failed("a");
+    now = 2_001;
+    expect(throttle.failed("a")).toBe(100);
+    throttle.failed("a");
+    throttle.succeeded("a");
+    expect(throttle.failures("a")).toBe(0);
+    expect(throttle.failed("a")).toBe(100);
+  });
+
+  it("keeps at most the configured number of addresses", () => {
+    const throttle = new FailureThrottle({
+      baseMs: 1,
+      maxMs: 1,
+      windowMs: 1_000,
+      maxAddresses: 2,
+      now: () => 0,
+    });
+    throttle.failed("a");
+    throttle.failed("b");
+    throttle.failed("c");
+    expect(throttle.failures("a")).toBe(0);
+    expect(throttle.failures("c")).toBe(1);
+  });
+});
+
+describe("the verifier store", () => {
+  const hash: StoredCredential = { kind: "md5", hash: "md5" + "1".repeat(32) };
+
+  it("asks the home region once per role and TTL, absences included, and shares concurrent lookups", async () => {
+    let now = 0;
+    const asked: string[] = [];
+    const store = new VerifierStore({
+      configured: new Map(),
+      lookup: async (role) => {
+        asked.push(role);
+        return role === "known" ? hash : null;
+      },
+      ttlMs: 1_000,
+      now: () => now,
+    });
+    await Promise.all([store.get("known"), store.get("known"), store.get("ghost")]);
+    expect(await store.get("known")).toBe(hash);
+    expect(await store.get("ghost")).toBeNull();
+    expect(asked).toEqual(["known", "ghost"]);
+    now = 1_001;
+    await store.get("known");
+    expect(asked).toEqual(["known", "ghost", "known"]);
+  });
+
+  it("answers configured roles without a lookup", async () => {
+    const store = new VerifierStore({
+      configured: new Map([["app", hash]]),
+      lookup: async () => {
+        throw new Error("must not be asked");
+      },
+      ttlMs: 1_000,
+    });
+    expect(await store.get("app")).toBe(hash);
+  });
+});
+
+describe("stored passwords", () => {
+  it("reads SCRAM verifiers and MD5 hashes and nothing else", () => {
+    expect(parseStoredPassword("md5" + "a".repeat(32))?.kind).toBe("md5");
+    expect(parseStoredPassword("plain text")).toBeNull();
+    expect(parseStoredPassword(null)).toBeNull();
+  });
+});
