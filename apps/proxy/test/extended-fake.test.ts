@@ -180,7 +180,7 @@ describe("extended protocol", () => {
     client.close();
   });
 
-  it("refuses a batch outside a transaction that wrote in one region and goes on in another", async () => {
+  it("commits a batch outside a transaction that writes in two regions in two phases at Sync", async () => {
     const client = await session();
     client.send(
       Buffer.concat([
@@ -199,8 +199,25 @@ describe("extended protocol", () => {
       ]),
     );
     const answer = types(await client.untilReady());
-    expect(answer.slice(0, 3)).toEqual(["ParseComplete", "BindComplete", "CommandComplete"]);
-    expect(answer.slice(3)).toEqual(["Error 0A000", "ReadyForQuery"]);
+    expect(answer).toEqual([
+      "ParseComplete",
+      "BindComplete",
+      "CommandComplete",
+      "BindComplete",
+      "CommandComplete",
+      "ReadyForQuery",
+    ]);
+    for (const region of ["eu-west", "us-east"] as const) {
+      const sent = regions.fakes[region].statements.map((statement) => statement.sql);
+      expect(
+        sent.some((sql) => /^PREPARE TRANSACTION/.test(sql)),
+        region,
+      ).toBe(true);
+      expect(
+        sent.some((sql) => /^COMMIT PREPARED/.test(sql)),
+        region,
+      ).toBe(true);
+    }
     client.close();
   });
 

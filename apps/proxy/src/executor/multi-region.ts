@@ -1,6 +1,7 @@
 import type { DistributedWritePlan, ScatterPlan } from "@geo/core";
 import type { Analysis } from "@geo/sql";
-import { refuseDistributedWrite, refuseScatterRead } from "../errors/catalog.js";
+import { runDistributedWrite } from "../distributed/run-distributed-write.js";
+import { refuseScatterRead } from "../errors/catalog.js";
 import { runScatterQuery } from "../scatter/run-scatter.js";
 import type { Session, StatementMode } from "../session/session.js";
 
@@ -8,8 +9,7 @@ import type { Session, StatementMode } from "../session/session.js";
  * Statements whose plan spans regions: reads whose answers are combined (scatter-gather) and
  * writes committed in two phases. Both the simple and the extended protocol come here, through
  * `Session.runRouted`, with the statement's analysis, its plan (bound parameters applied) and how
- * its answer is framed. Until they are executed they are refused, each with a SQLSTATE and a
- * hint from the error catalog.
+ * its answer is framed.
  */
 export async function runMultiRegion(
   session: Session,
@@ -27,7 +27,7 @@ export async function runMultiRegion(
       await runScatterQuery(session, analysis, plan, mode);
       return;
     case "distributed-write":
-      session.fail(refuseDistributedWrite(plan.regions), mode);
+      await runDistributedWrite(session, analysis, plan, mode);
       return;
   }
 }

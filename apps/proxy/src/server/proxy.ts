@@ -3,9 +3,15 @@ import { type Directory, type GeoConfig, MemoryDirectory, schemaInfoFor, Topolog
 import type { ConnectFunction } from "@geo/pool";
 import { encodeErrorResponse, PgError } from "@geo/proto";
 import { Analyzer } from "@geo/sql";
-import { prepareSecurity, type Security, SecurityConfigError, type SecurityOptions } from "../auth/security.js";
+import {
+  prepareSecurity,
+  type Security,
+  SecurityConfigError,
+  type SecurityOptions,
+} from "../auth/security.js";
 import type { ConsoleContext } from "../console/context.js";
 import { withProxyConsoleCommands } from "../console/proxy-commands.js";
+import { TxnService } from "../distributed/txn-service.js";
 import { shuttingDown, tooManyClients } from "../errors/catalog.js";
 import { RegionPools } from "../executor/region-pools.js";
 import { createLogger, type Logger, type LogLevel } from "../log.js";
@@ -106,6 +112,17 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     throw error;
   });
 
+  const txn = new TxnService({ config, topology, pools, log, ledger: observability.inDoubt });
+  // Without the log only writes across regions are unavailable (55000); opening is retried on each.
+  await txn
+    .start()
+    .catch((error: unknown) =>
+      log.error(
+        { err: error },
+        "cannot open the decision log: writes across regions are unavailable until it opens",
+      ),
+    );
+
   let sequence = 0;
   let closing = false;
   const sessions = new Set<Session>();
@@ -128,6 +145,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       observed: observability.console,
     }),
     observability,
+    txn,
     get shuttingDown() {
       return closing;
     },
@@ -197,6 +215,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
         await Promise.race([Promise.all([...sessions].map((s) => s.closed)), delay(1000)]);
         for (const session of sessions) session.socket.destroy();
         await stopped;
+        await txn.close();
         await observability.close();
         await pools.close(1000);
         log.info("geoproxy stopped");

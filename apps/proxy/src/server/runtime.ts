@@ -1,5 +1,6 @@
 import type { GeoConfig } from "@geo/core";
 import type { ConsoleContext } from "../console/context.js";
+import type { TxnService } from "../distributed/txn-service.js";
 import type { RegionPools } from "../executor/region-pools.js";
 import type { Logger } from "../log.js";
 import type { Observability } from "../observability/observability.js";
@@ -20,6 +21,8 @@ export interface ProxyRuntime {
   consoleContext(user: string): ConsoleContext;
   /** Metrics, clients, health, alerts, transactions in doubt, and the admin port when configured. */
   readonly observability: Observability;
+  /** Two-phase commit of writes across regions: coordinator, decision log, recovery. */
+  readonly txn: TxnService;
   /** True once shutdown began: idle sessions close, new ones are refused. */
   readonly shuttingDown: boolean;
 }

@@ -21,6 +21,7 @@ import {
   protocolViolation,
 } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
+import { finishDistributedBatch } from "../distributed/distributed-batch.js";
 import {
   duplicateStatement,
   refuseBatchAcrossRegions,
@@ -30,7 +31,7 @@ import {
 } from "../errors/catalog.js";
 import type { Leg } from "../executor/leg.js";
 import type { Route } from "../routing/router.js";
-import { boundParams, ScatterPortal } from "../scatter/scatter-portal.js";
+import { boundParams, type ScatterPortal } from "../scatter/scatter-portal.js";
 import { decodeBinaryParam } from "./binary-params.js";
 import type { Session, StatementMode } from "./session.js";
 import { Transaction } from "./transaction.js";
@@ -486,6 +487,7 @@ export class ExtendedQuery {
       leg.write(Messages.sync);
     }
     this.touched.clear();
+    if (session.txn?.endsAtSync === true) await finishDistributedBatch(session);
     session.relay.local({
       bytes: () => session.readyForQuery(),
       syncAnswer: true,

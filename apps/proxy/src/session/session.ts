@@ -28,6 +28,10 @@ import {
 } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
 import { runConsoleCommand } from "../console/index.js";
+import { commitAcrossRegions } from "../distributed/commit-across-regions.js";
+import { beginDistributedBatch } from "../distributed/distributed-batch.js";
+import { noteWriterWrite, readYourWrites } from "../distributed/read-your-writes.js";
+import { refuseClientPrepareAcrossRegions } from "../distributed/txn-errors.js";
 import {
   backendLost,
   clientGone,
@@ -90,6 +94,10 @@ export class Session {
   readonly pins = new SessionPins();
   pinnedLeg: Leg | null = null;
   txn: Transaction | null = null;
+  /** The two-phase commit under way: once its decision is durable, cancels stop at the proxy. */
+  committingGid: string | null = null;
+  /** Replicated tables this session wrote at their writer: read from there from now on (read-your-writes). */
+  readonly writerReads = new Set<string>();
   /** Legs used by the extended-protocol batch since the last Sync (outside a transaction). */
   readonly batchLegs = new Map<string, Leg>();
   /** Work outside the legs that a CancelRequest must stop too (the regions of a scatter read). */
@@ -379,6 +387,11 @@ export class Session {
     leg.write(encodeQuery({ sql: replay }));
   }
 
+  /** Gives a leg's backend messages back to the relay after the proxy read an answer itself. */
+  reattach(leg: Leg): void {
+    leg.connection.setReceiver({ onFrame: (frame) => this.relay.onFrame(leg, frame) });
+  }
+
   /** Makes `leg` the one written to, after the previous one's answers are complete. */
   async activate(leg: Leg): Promise<Leg> {
     if (this.activeLeg !== leg) await this.quiesceActive();
@@ -410,10 +423,9 @@ export class Session {
    * Waits for every answer in flight. Mid-batch a backend holds the answers of Parse/Bind/Execute
    * until Sync or Flush, so the leg in use is flushed first: waiting without it never ends.
    */
-  async settle(): Promise<void> {
+  async settle(): Promise<void> 
     await this.quiesceActive();
     await this.relay.idle();
-  }
 
     if (this.activeLeg === leg) this.activeLeg = null;
     leg.release(false);
@@ -467,17 +479,16 @@ export class Session {
     if (route.kind !== "region" && route.kind !== "deferred") {
       throw new Error(`runRouted called for a ${route.kind} route`);
     }
-    const region = route.kind === "region" ? route.region : this.runtime.router.topology.home.id;
     const readOnly = route.kind === "region" ? route.readOnly : true;
+    const region =
+      route.kind === "region"
+        ? readYourWrites(this, analysis, route.region, readOnly)
+        : this.runtime.router.topology.home.id;
     const anywhere = route.kind === "region" && route.anywhere;
-    if (txn !== null && !readOnly && txn.writeRegion !== null && txn.writeRegion !== region) {
-      this.fail(refuseSecondWriteRegion(txn.writeRegion, region), mode);
-      return null;
-    }
     const batchWrite = this.extended.batchWriteRegion;
-    if (txn === null && mode.extended && batchWrite !== null && batchWrite !== region) {
-      this.fail(this.extended.refuseAcross(batchWrite, region), mode);
-      return null;
+    if (txn === null && mode.extended && batchWrite !== null && batchWrite !== region && !readOnly) {
+      // A batch outside a block that writes a second region becomes one distributed transaction.
+      await beginDistributedBatch(this);
     }
     const leg = await this.legFor(region, anywhere, mode);
     if (leg instanceof PgError) {
@@ -485,8 +496,12 @@ export class Session {
       return null;
     }
     if (!readOnly) {
-      if (txn !== null) txn.writeRegion = leg.region;
-      else if (mode.extended) this.extended.batchWriteRegion = leg.region;
+      const block = this.txn;
+      if (block !== null) {
+        block.writeRegion ??= leg.region;
+        block.writeRegions.add(leg.region);
+      } else if (mode.extended) this.extended.batchWriteRegion = leg.region;
+      noteWriterWrite(this, analysis, leg.region);
     }
     this.log.debug({ region: leg.region, sql: analysis.text, kind: analysis.kind }, "statement");
     send(leg);
@@ -740,28 +755,42 @@ export class Session {
     const commit = action === "commit" && txn.status !== "E";
     const primary = txn.primaryLeg();
     const legs = [...txn.legs.values()];
+    if (action === "prepare" && txn.writeRegions.size > 1) {
+      this.fail(refuseClientPrepareAcrossRegions([...txn.writeRegions]), mode);
+      return;
+    }
     if (action === "prepare" && legs.length > 1) {
       this.fail(refuseSecondWriteRegion(txn.writeRegion ?? legs[0]!.region, legs[1]!.region), mode);
       return;
     }
     let committed = commit;
-    for (const leg of legs) {
-      if (leg === primary) continue;
-      await this.runOnLeg(leg, commit ? "COMMIT" : "ROLLBACK", "quiet", mode.extended, (unit) => {
-        if (unit.failed) committed = false;
-      });
-    }
-    if (primary === undefined) {
-      this.relay.local({ bytes: encodeCommandComplete({ tag: commit ? "COMMIT" : "ROLLBACK" }) });
+    const twoPhase = commit && txn.writeRegions.size > 1;
+    if (twoPhase) {
+      const error = await commitAcrossRegions(this, txn);
+      if (error === null) this.relay.local({ bytes: encodeCommandComplete({ tag: "COMMIT" }) });
+      else {
+        committed = false;
+        this.relay.error(error, mode.extended);
+      }
     } else {
-      const sql = action === "prepare" || (commit && action === "commit") ? analysis.text : "ROLLBACK";
-      await this.runOnLeg(primary, sql, "relay", mode.extended, (unit) => {
-        if (unit.failed) committed = false;
-      });
+      for (const leg of legs) {
+        if (leg === primary) continue;
+        await this.runOnLeg(leg, commit ? "COMMIT" : "ROLLBACK", "quiet", mode.extended, (unit) => {
+          if (unit.failed) committed = false;
+        });
+      }
+      if (primary === undefined) {
+        this.relay.local({ bytes: encodeCommandComplete({ tag: commit ? "COMMIT" : "ROLLBACK" }) });
+      } else {
+        const sql = action === "prepare" || (commit && action === "commit") ? analysis.text : "ROLLBACK";
+        await this.runOnLeg(primary, sql, "relay", mode.extended, (unit) => {
+          if (unit.failed) committed = false;
+        });
+      }
     }
     await this.settle();
     this.txn = null;
-    this.runtime.observability.blockEnded(action, committed);
+    if (!twoPhase) this.runtime.observability.blockEnded(action, committed);
     if (!committed) this.settings.restore(txn.settingsBefore);
     txn.settleSettings(committed, (applied) => this.settings.markApplied(applied));
     for (const leg of legs) {
@@ -850,6 +879,12 @@ export class Session {
 
   /** A CancelRequest with this session's key: cancel what its connections run now, then retire them. */
   cancel(): void {
+    const gid = this.committingGid;
+    if (gid !== null && this.runtime.txn.isDecided(gid)) {
+      // All a cancel could still do is interrupt COMMIT PREPARED: the commit is decided.
+      this.log.info({ gid }, "cancel ignored: the distributed commit is decided");
+      return;
+    }
     for (const hook of this.cancelHooks) hook();
     const legs = new Set<Leg>([...(this.txn?.legs.values() ?? []), ...this.batchLegs.values()]);
     if (this.activeLeg !== null) legs.add(this.activeLeg);

@@ -8,7 +8,7 @@ import {
   protocolViolation,
 } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
-import { refuseBatchWritesAcrossRegions } from "../errors/catalog.js";
+import { commitAcrossRegions } from "../distributed/commit-across-regions.js";
 import type { Route } from "../routing/router.js";
 import type { Session, StatementMode } from "./session.js";
 import { Transaction } from "./transaction.js";
@@ -104,13 +104,6 @@ async function forward(
 async function runBatch(session: Session, analyses: readonly Analysis[], bytes: Buffer): Promise<void> {
   const router = session.runtime.router;
   const routes = analyses.map((analysis) => router.route(analysis));
-  const writeRegions = new Set<string>();
-  if (session.txn?.writeRegion != null) writeRegions.add(session.txn.writeRegion);
-  for (const route of routes) if (route.kind === "region" && !route.readOnly) writeRegions.add(route.region);
-  if (writeRegions.size > 1) {
-    session.fail(refuseBatchWritesAcrossRegions([...writeRegions].sort()), FINAL);
-    return;
-  }
   const region = singleRegion(session, routes);
   if (region !== null) {
     const readOnly = routes.every((route) => route.kind !== "region" || route.readOnly);
@@ -165,19 +158,30 @@ function singleRegion(session: Session, routes: readonly Route[]): string | null
 async function finishImplicit(session: Session, txn: Transaction, commit: boolean): Promise<void> {
   const legs = [...txn.legs.values()];
   const primary = txn.primaryLeg();
-  for (const leg of legs) {
-    if (leg === primary) continue;
-    await session.runOnLeg(leg, commit ? "COMMIT" : "ROLLBACK", "quiet", false);
-  }
   let committed = commit;
-  if (primary !== undefined) {
-    await session.runOnLeg(primary, commit ? "COMMIT" : "ROLLBACK", "quiet", false, (unit) => {
-      if (unit.failed) committed = false;
-    });
+  const twoPhase = commit && txn.writeRegions.size > 1;
+  if (twoPhase) {
+    // Writes in several regions: one two-phase commit; a refusal is the string's last answer.
+    await session.settle();
+    const error = await commitAcrossRegions(session, txn);
+    if (error !== null) {
+      committed = false;
+      session.relay.error(error, false);
+    }
+  } else {
+    for (const leg of legs) {
+      if (leg === primary) continue;
+      await session.runOnLeg(leg, commit ? "COMMIT" : "ROLLBACK", "quiet", false);
+    }
+    if (primary !== undefined) {
+      await session.runOnLeg(primary, commit ? "COMMIT" : "ROLLBACK", "quiet", false, (unit) => {
+        if (unit.failed) committed = false;
+      });
+    }
   }
   await session.relay.idle();
   session.txn = null;
-  session.runtime.observability.blockEnded(commit ? "commit" : "rollback", committed);
+  if (!twoPhase) session.runtime.observability.blockEnded(commit ? "commit" : "rollback", committed);
   if (!committed) session.settings.restore(txn.settingsBefore);
   txn.settleSettings(committed, (applied) => session.settings.markApplied(applied));
   for (const leg of legs) session.releaseLeg(leg);

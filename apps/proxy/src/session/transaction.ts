@@ -5,13 +5,17 @@ import type { SessionSettings } from "./session-settings.js";
 /**
  * A transaction block as the client sees it, spread over at most one connection per region. It
  * is opened by the proxy on a region's connection only when a statement first goes there, by
- * replaying the client's BEGIN and the savepoints still open. At most one region may be written
- * (until two-phase commit arrives); reads elsewhere run in their own transaction on their own
- * connection and end with it.
+ * replaying the client's BEGIN and the savepoints still open. When several regions are written
+ * the block commits in two phases (src/distributed); regions only read end with a plain COMMIT.
  */
 export class Transaction {
   readonly legs = new Map<string, Leg>();
+  /** The first region written: its answer to COMMIT is the client's when only it was written. */
   writeRegion: string | null = null;
+  /** Every region written: more than one commits in two phases. */
+  readonly writeRegions = new Set<string>();
+  /** An extended-protocol batch that wrote in several regions: committed by the proxy at Sync. */
+  endsAtSync = false;
   /** Failed by the proxy itself (a refused statement): everything but ROLLBACK gets 25P02. */
   failed = false;
   /** SAVEPOINT statements still open, oldest first, with their names. */

@@ -1,3 +1,5 @@
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { MemoryDirectory, parseConfig } from "@geo/core";
 import { FakeBackend, type FakeBackendOptions } from "@geo/testkit";
 import { type RunningProxy, startProxy } from "../../src/index.js";
@@ -14,6 +16,8 @@ export interface FakeRegions {
   close(): Promise<void>;
 }
 
+let logDirs = 0;
+
 /** A geoproxy TOML for three regions at the given ports (eu-west is home). */
 export function regionsToml(ports: readonly number[], extra = ""): string {
   const regions = REGIONS.map(
@@ -22,6 +26,10 @@ id = "${id}"
 ${i === 0 ? "home = true\n" : ""}primary = { host = "127.0.0.1", port = ${ports[i]}, database = "postgres", user = "postgres" }
 `,
   ).join("\n");
+  // Each proxy its own decision log directory (created only by a two-phase commit), never the working directory.
+  const txn = extra.includes("[txn]")
+    ? ""
+    : `\n[txn]\ndata_dir = "${join(tmpdir(), `geo-txn-${process.pid}-${++logDirs}`)}"\n`;
   return `[server]
 host = "127.0.0.1"
 port = 0
@@ -45,7 +53,7 @@ placement = "global_replicated"
 table = "eu_audit"
 placement = "pinned"
 region = "eu-west"
-${extra}`;
+${extra}${txn}`;
 }
 
 /** Three fake backends as regions behind a proxy listening on a free port. */

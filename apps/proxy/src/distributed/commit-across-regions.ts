@@ -1,0 +1,58 @@
+import type { PgError } from "@geo/proto";
+import type { Participant } from "@geo/txn";
+import type { Leg } from "../executor/leg.js";
+import type { Session } from "../session/session.js";
+import type { Transaction } from "../session/transaction.js";
+import { decisionLogUnavailable, txnErrorToPg } from "./txn-errors.js";
+import { runOn } from "./txn-service.js";
+
+/** A leg inside an open transaction as a two-phase commit participant. */
+export function participantOf(leg: Leg): Participant {
+  return { region: leg.region, query: (sql) => runOn(leg.connection, sql) };
+}
+
+/**
+ * Ends a transaction block that wrote in several regions: the regions only read are committed
+ * one-phase (nothing to make atomic), the written ones through the coordinator in two phases.
+ * Resolves with null when committed (including "in doubt": decided, recovery finishes it), else
+ * with the error for the client, everything rolled back. The session's answers must be drained.
+ */
+export async function commitAcrossRegions(session: Session, txn: Transaction): Promise<PgError | null> {
+  const written: Leg[] = [];
+  const read: Leg[] = [];
+  for (const leg of txn.legs.values()) (txn.writeRegions.has(leg.region) ? written : read).push(leg);
+  const observability = session.runtime.observability;
+  let coordinator: Awaited<ReturnType<typeof session.runtime.txn.coordinator>>;
+  try {
+    coordinator = await session.runtime.txn.coordinator();
+  } catch (error) {
+    await rollbackAll([...written, ...read]);
+    observability.transactionEnded("aborted");
+    return decisionLogUnavailable(error);
+  }
+  await Promise.all(read.map((leg) => runOn(leg.connection, "COMMIT").catch(() => undefined)));
+  const gid = coordinator.newGid();
+  session.committingGid = gid;
+  try {
+    const result = await coordinator.commit(written.map(participantOf), { gid });
+    observability.transactionEnded(result.outcome === "committed" ? "two_phase_committed" : "in_doubt");
+    if (result.outcome === "in-doubt") {
+      session.log.warn({ gid, unresolved: result.unresolved }, "committed; recovery finishes the commit");
+    }
+    return null;
+  } catch (error) {
+    observability.transactionEnded("aborted");
+    return txnErrorToPg(error);
+  } finally {
+    session.committingGid = null;
+  }
+}
+
+/** ROLLBACK on every leg that still works; a failed one is discarded when released. */
+export async function rollbackAll(legs: readonly Leg[]): Promise<void> {
+  await Promise.all(
+    legs.map((leg) =>
+      leg.broken === null ? runOn(leg.connection, "ROLLBACK").catch(() => undefined) : undefined,
+    ),
+  );
+}

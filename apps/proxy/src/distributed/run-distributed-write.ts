@@ -1,0 +1,151 @@
+import type { DistributedWritePlan, RegionStatement } from "@geo/core";
+import { encodeCommandComplete, PgError } from "@geo/proto";
+import type { Analysis } from "@geo/sql";
+import type { Session, StatementMode } from "../session/session.js";
+import { Transaction } from "../session/transaction.js";
+import { commitAcrossRegions, rollbackAll } from "./commit-across-regions.js";
+import { combinedTag, type LegAnswer, runCollected } from "./leg-statement.js";
+import { refuseExtendedDistributedWrite } from "./txn-errors.js";
+
+/**
+ * A write the planner spread over regions: each region runs its own statement (a split INSERT
+ * gets only its rows) on the session's connection there, inside the session's transaction block,
+ * or inside an implicit one opened for this statement and committed in two phases at its end.
+ * The client sees one answer: RETURNING rows in VALUES order (or region after region for
+ * UPDATE/DELETE) and one tag with the rows of every region summed.
+ */
+export async function runDistributedWrite(
+  session: Session,
+  analysis: Analysis,
+  plan: DistributedWritePlan,
+  mode: StatementMode,
+): Promise<void> {
+  if (mode.extended) {
+    session.fail(refuseExtendedDistributedWrite(plan.regions), mode);
+    return;
+  }
+  await session.quiesceActive();
+  await session.relay.idle();
+  const implicit = session.txn === null;
+  if (implicit) session.txn = new Transaction("BEGIN", true, session.settings.snapshot());
+  const txn = session.txn!;
+  const answers: LegAnswer[] = [];
+  let failure: PgError | null = null;
+  for (const statement of plan.statements) {
+    const leg = await session.legFor(statement.region, false, mode);
+    if (leg instanceof PgError) {
+      failure = leg;
+      break;
+    }
+    await session.quiesceActive();
+    await session.relay.idle();
+    txn.writeRegion ??= leg.region;
+    txn.writeRegions.add(leg.region);
+    if (leg.broken !== null || txn.failed) {
+      failure = leg.broken ?? failure;
+      break;
+    }
+    session.log.debug({ region: leg.region, sql: statement.sql, kind: analysis.kind }, "distributed write");
+    const answer = await runCollected(leg, statement.sql, (l) => session.reattach(l));
+    answers.push(answer);
+    if (answer.error !== null) {
+      failure = answer.error;
+      break;
+    }
+  }
+
+  if (failure !== null) {
+    if (implicit) await endImplicit(session, txn, false);
+    else txn.failed = true;
+    session.relay.error(failure, false);
+    if (mode.final) session.relay.local({ bytes: () => session.readyForQuery() });
+    return;
+  }
+  if (implicit) {
+    const error = await endImplicit(session, txn, true);
+    if (error !== null) {
+      session.relay.error(error, false);
+      if (mode.final) session.relay.local({ bytes: () => session.readyForQuery() });
+      return;
+    }
+  }
+  const answer = copiesEverywhere(session, analysis)
+    ? oneCopyAnswer(answers)
+    : combinedAnswer(plan.statements, answers);
+  session.relay.local({ bytes: answer });
+  if (mode.final) session.relay.local({ bytes: () => session.readyForQuery() });
+}
+
+/** Commits (two-phase) or rolls back the implicit block of one statement; null once committed. */
+async function endImplicit(session: Session, txn: Transaction, commit: boolean): Promise<PgError | null> {
+  const legs = [...txn.legs.values()];
+  let error: PgError | null = null;
+  if (commit) error = await commitAcrossRegions(session, txn);
+  else {
+    await rollbackAll(legs);
+    session.runtime.observability.transactionEnded("aborted");
+  }
+  session.txn = null;
+  const committed = commit && error === null;
+  if (!committed) session.settings.restore(txn.settingsBefore);
+  txn.settleSettings(committed, (applied) => session.settings.markApplied(applied));
+  for (const leg of legs) session.releaseLeg(leg);
+  return error;
+}
+
+/**
+ * The same statement run on every copy (a replicated table without a writer, schema changes):
+ * each region answers alike, and the client sees one region's answer, as from one server.
+ */
+function copiesEverywhere(session: Session, analysis: Analysis): boolean {
+  if (analysis.kind === "ddl") return true;
+  const tables = session.runtime.router.topology.tables;
+  return analysis.tables.some(
+    (table) => table.access === "write" && tables.get(table.name)?.placement === "global_replicated",
+  );
+}
+
+function oneCopyAnswer(answers: readonly LegAnswer[]): Buffer {
+  const first = answers[0]!;
+  return Buffer.concat([
+    ...first.notices,
+    ...(first.description === null ? [] : [first.description, ...first.rows]),
+    encodeCommandComplete({ tag: first.tag }),
+  ]);
+}
+
+/** RowDescription, the rows (VALUES order when the split says where each went), one summed tag. */
+function combinedAnswer(statements: readonly RegionStatement[], answers: readonly LegAnswer[]): Buffer {
+  const parts: Buffer[] = [];
+  for (const answer of answers) parts.push(...answer.notices);
+  const description = answers.find((answer) => answer.description !== null)?.description ?? null;
+  if (description !== null) {
+    parts.push(description);
+    parts.push(...orderedRows(statements, answers));
+  }
+  parts.push(encodeCommandComplete({ tag: combinedTag(answers.map((answer) => answer.tag)) }));
+  return Buffer.concat(parts);
+}
+
+/**
+ * A split INSERT returns one row per VALUES row in each region, in the order the region got them:
+ * put back where each came from. When a region returned a different number (ON CONFLICT DO NOTHING
+ * skipped some), its rows cannot be placed and every answer goes region after region.
+ */
+function orderedRows(statements: readonly RegionStatement[], answers: readonly LegAnswer[]): Buffer[] {
+  const placed: Buffer[] = [];
+  let exact = true;
+  statements.forEach((statement, i) => {
+    const answer = answers[i];
+    const rows = statement.rows;
+    if (answer === undefined || rows === undefined || rows.length !== answer.rows.length) {
+      exact = false;
+      return;
+    }
+    rows.forEach((row, j) => {
+      placed[row] = answer.rows[j]!;
+    });
+  });
+  if (exact && !placed.includes(undefined as unknown as Buffer)) return placed;
+  return answers.flatMap((answer) => answer.rows);
+}

@@ -1,0 +1,255 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { GeoConfig, Topology } from "@geo/core";
+import {
+  Coordinator,
+  type DecisionLog,
+  FileDecisionLog,
+  type ParticipantConnector,
+  type QueryResult,
+  Recovery,
+  type RecoveryConnection,
+  type RecoveryReport,
+  TableDecisionLog,
+  type TxnObserver,
+} from "@geo/txn";
+import type { RegionPools } from "../executor/region-pools.js";
+import type { Logger } from "../log.js";
+import type { InDoubtLedger } from "../observability/in-doubt-ledger.js";
+
+export interface TxnServiceOptions {
+  readonly config: GeoConfig;
+  readonly topology: Topology;
+  readonly pools: RegionPools;
+  readonly log: Logger;
+  /** Told of each decision and acknowledgement, for SHOW IN DOUBT and the alert. */
+  readonly ledger?: InDoubtLedger;
+}
+
+/** `geo_` and the node name, made a valid transaction id prefix. */
+export function prefixFor(node: string): string {
+  return `geo_${node.replace(/[^A-Za-z0-9_]/g, "_")}`.slice(0, 100);
+}
+
+/**
+ * The proxy's two-phase commit machinery: the decision log named by `[txn]`, the coordinator and
+ * recovery. The file log is opened at start when it exists (a previous run may have left
+ * transactions to finish) and otherwise before the first two-phase commit, so a proxy that never
+ * writes across regions never creates it; the table log is opened at start.
+ */
+export class TxnService {
+  readonly prefix: string;
+  private readonly options: TxnServiceOptions;
+  private opening: Promise<{ coordinator: Coordinator; recovery: Recovery }> | null = null;
+  private opened: { coordinator: Coordinator; recovery: Recovery; log: DecisionLog } | null = null;
+  private closed = false;
+  private readonly regions: readonly string[];
+
+  constructor(options: TxnServiceOptions) {
+    this.options = options;
+    this.prefix = prefixFor(options.config.server.node);
+    this.regions = options.topology.regionIds;
+  }
+
+  get logPath(): string {
+    const txn = this.options.config.txn;
+    return txn.logPath ?? join(txn.dataDir, `${this.options.config.server.node}.decisions.log`);
+  }
+
+  /** Opens the log and runs the start-up recovery when there may be something to recover. */
+  async start(): Promise<RecoveryReport | null> {
+    const txn = this.options.config.txn;
+    if (txn.decisionLog === "file" && !(await fileExists(this.logPath))) return null;
+    const { recovery } = await this.ready();
+    return recovery.runOnce();
+  }
+
+  /** The coordinator, once the decision log is open (opening it on first use). */
+  async coordinator(): Promise<Coordinator> {
+    return (await this.ready()).coordinator;
+  }
+
+  /** The coordinator if the log is open already: for cancels and SHOW IN DOUBT, which never open it. */
+  get current(): Coordinator | null {
+    return this.opened?.coordinator ?? null;
+  }
+
+  /** True once the commit decision for gid is durable: cancels must no longer reach its participants. */
+  isDecided(gid: string): boolean {
+    return this.opened?.coordinator.isDecided(gid) === true;
+  }
+
+  /** One recovery pass now (tests, and the console after an outage). */
+  async recoverNow(): Promise<RecoveryReport | null> {
+    if (this.opened === null) return null;
+    return this.opened.recovery.runOnce();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const opened = this.opened ?? (await this.opening?.then(() => this.opened).catch(() => null)) ?? null;
+    if (opened === null) return;
+    await opened.recovery.stop();
+    await opened.log.close().catch(() => {});
+  }
+
+  private ready(): Promise<{ coordinator: Coordinator; recovery: Recovery }> {
+    this.opening ??= this.open().catch((error: unknown) => {
+      // The next attempt may succeed (a table log whose home region was down).
+      this.opening = null;
+      throw error;
+    });
+    return this.opening;
+  }
+
+  private async open(): Promise<{ coordinator: Coordinator; recovery: Recovery }> {
+    const { config, log: logger } = this.options;
+    const txn = config.txn;
+    const connector = this.connector();
+    let log: DecisionLog;
+    switch (txn.decisionLog) {
+      case "file":
+        mkdirSync(txn.logPath === undefined ? txn.dataDir : join(this.logPath, ".."), { recursive: true });
+        log = await FileDecisionLog.open({ path: this.logPath });
+        break;
+      case "table":
+        log = await TableDecisionLog.open({
+          executor: this.autocommit(this.options.topology.home.id),
+          table: txn.logTable,
+        });
+        break;
+    }
+    const coordinator = new Coordinator({
+      prefix: this.prefix,
+      log,
+      connector,
+      decideDeadlineMs: txn.decideDeadlineMs,
+      observer: this.observer(),
+    });
+    const recovery = new Recovery({
+      coordinator,
+      log,
+      connector,
+      regions: this.regions,
+      graceMs: txn.recoveryGraceMs,
+      intervalMs: txn.recoveryIntervalMs,
+    });
+    if (this.closed) {
+      await log.close();
+      throw new Error("the proxy is shutting down");
+    }
+    this.opened = { coordinator, recovery, log };
+    await recovery.start().then(
+      (report) => this.report(report),
+      (error: unknown) => logger.warn({ err: error }, "start-up recovery failed; it is retried periodically"),
+    );
+    logger.info({ prefix: this.prefix, log: txn.decisionLog }, "two-phase commit ready");
+    return { coordinator, recovery };
+  }
+
+  private report(report: RecoveryReport): void {
+    const { committed, rolledBack, waiting, failures } = report;
+    if (committed.length + rolledBack.length + waiting.length + failures.length === 0) return;
+    this.options.log.info(
+      {
+        committed: committed.length,
+        rolledBack: rolledBack.length,
+        waiting: waiting.length,
+        failures: failures.length,
+      },
+      "recovery pass",
+    );
+  }
+
+  /** Feeds the in-doubt ledger: decisions as they become durable, acknowledgements as they come. */
+  private observer(): TxnObserver {
+    const ledger = this.options.ledger;
+    const participants = new Map<string, string[]>();
+    return {
+      onStep: (event) => {
+        if (ledger === undefined) return;
+        switch (event.step) {
+          case "prepare":
+            if (event.region !== undefined) {
+              const list = participants.get(event.gid) ?? [];
+              list.push(event.region);
+              participants.set(event.gid, list);
+            }
+            return;
+          case "decided":
+            ledger.decided(event.gid, "commit", participants.get(event.gid) ?? []);
+            return;
+          case "committed-prepared":
+            if (event.region !== undefined) ledger.acknowledged(event.gid, event.region);
+            return;
+          case "completed":
+          case "aborted":
+            participants.delete(event.gid);
+            if (event.step === "completed") ledger.settled(event.gid);
+            return;
+          default:
+            return;
+        }
+      },
+      onOutcome: (outcome, gid) => {
+        if (outcome === "in-doubt") participants.delete(gid);
+      },
+    };
+  }
+
+  /** Fresh autocommit connections from the pools, as recovery and COMMIT PREPARED retries need. */
+  private connector(): ParticipantConnector {
+    return {
+      connect: async (region: string): Promise<RecoveryConnection> => {
+        const user = this.options.topology.region(region)?.primary.user ?? "postgres";
+        const lease = await this.options.pools.acquire(region, user);
+        let released = false;
+        return {
+          query: (sql) => runOn(lease.connection, sql),
+          close: async () => {
+            if (released) return;
+            released = true;
+            if (lease.connection.txStatus !== "I") lease.discard("broken");
+            else lease.release();
+          },
+        };
+      },
+    };
+  }
+
+  private autocommit(region: string): { query(sql: string): Promise<QueryResult> } {
+    const connect = this.connector();
+    return {
+      query: async (sql) => {
+        const connection = await connect.connect(region);
+        try {
+          return await connection.query(sql);
+        } finally {
+          await connection.close();
+        }
+      },
+    };
+  }
+}
+
+/** One simple-protocol statement on a pooled backend connection, rows keyed by column name. */
+export async function runOn(
+  connection: {
+    simpleQuery(sql: string): Promise<{ fields: string[]; rows: (string | null)[][]; tag: string }>;
+  },
+  sql: string,
+): Promise<QueryResult> {
+  const result = await connection.simpleQuery(sql);
+  return {
+    command: result.tag,
+    rows: result.rows.map((row) => Object.fromEntries(result.fields.map((field, i) => [field, row[i]]))),
+  };
+}
+
+async function fileExists(path: string): Promise<boolean> {
+  const { access } = await import("node:fs/promises");
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
