@@ -125,13 +125,23 @@ export async function openScatter(
   try {
     const sqls = unique(jobs.map((job) => job.sql));
     const describeOn = (i: number) => connections[i % connections.length]!.channel;
-    // The client's own statement first: its parameter types are the ones every rewrite must use.
-    const original = await describeStatement(describeOn(0), analysis.text, request.params.types);
+    // The client's own statement gives the parameter types every rewrite must use: with
+    // parameters it is described first, without them everything is described at once.
+    const rewrites = (types: readonly number[]) =>
+      sqls.map((sql, i) => ({ channel: describeOn(i + 1), sql, types }));
+    let original: StatementShape;
+    let shapes: StatementShape[];
+    if (request.params.values.length === 0) {
+      [original, ...shapes] = (await describeAll([
+        { channel: describeOn(0), sql: analysis.text, types: [] },
+        ...rewrites([]),
+      ])) as [StatementShape, ...StatementShape[]];
+    } else {
+      original = await describeStatement(describeOn(0), analysis.text, request.params.types);
+      shapes = await describeAll(rewrites(original.paramTypes));
+    }
     checkResultFormats(request.resultFormats, original);
     const params: BoundParams = { ...request.params, types: original.paramTypes };
-    const shapes = await describeAll(
-      sqls.map((sql, i) => ({ channel: describeOn(i + 1), sql, types: params.types })),
-    );
     const shapeOf = (sql: string): StatementShape => shapes[sqls.indexOf(sql)]!;
     const fields =
       original.fields?.map((field, i) => ({ ...field, format: formatOf(request.resultFormats, i) })) ?? null;
