@@ -209,10 +209,11 @@ const ROWS: Row[] = [
     "SELECT u.name, o.total FROM users u LEFT JOIN orders o ON o.tenant_id = u.tenant_id WHERE u.tenant_id = 'jamal'",
     "one us-east ro",
   ],
-  // The analyser does not yet resolve an unqualified USING column to its tables: every region, still exact.
+  // The unqualified USING column is both tables' key.
+  ["SELECT * FROM users u JOIN orders o USING (tenant_id) WHERE tenant_id = 'farah'", "one ap-south ro"],
   [
-    "SELECT * FROM users u JOIN orders o USING (tenant_id) WHERE tenant_id = 'farah'",
-    ["one ap-south ro", `scatter ${ALL}`],
+    "SELECT * FROM users u LEFT JOIN orders o USING (tenant_id) WHERE tenant_id IN ('farah', 'bob')",
+    "scatter ap-south,us-east",
   ],
   [
     "SELECT * FROM users u, orders o WHERE u.tenant_id = o.tenant_id AND o.tenant_id = 'ines'",
@@ -476,7 +477,7 @@ const TIERS: [sql: string, tier: string][] = [
   ["SELECT * FROM users WHERE id IN (SELECT user_id FROM orders)", "gather"],
   ["SELECT tenant_id FROM users UNION ALL SELECT tenant_id FROM orders", "concat"],
   ["SELECT tenant_id FROM users UNION SELECT tenant_id FROM orders", "gather"],
-  ["SELECT * FROM users u JOIN orders o USING (tenant_id) WHERE tenant_id = 'farah'", "concat"],
+  ["SELECT * FROM users u JOIN orders o USING (tenant_id) WHERE tenant_id IN ('farah', 'bob')", "concat"],
   ["SELECT * FROM users u, orders o WHERE u.tenant_id = 'bob'", "gather"],
   ["SELECT (SELECT count(*) FROM orders) AS n, name FROM users WHERE tenant_id = 'bob'", "gather"],
   ["SELECT * FROM currencies WHERE code IN (SELECT currency FROM orders)", "gather"],

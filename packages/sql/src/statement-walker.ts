@@ -51,6 +51,13 @@ export interface Scope {
   otherFromItems: number;
   /** Output column names (ORDER BY and GROUP BY may name them). */
   readonly outputs: Set<string>;
+  /**
+   * Key columns merged by JOIN ... USING or NATURAL JOIN -> the occurrences whose key the merged
+   * column equals on every row they contribute (both sides of an inner join; for an outer join a
+   * null-extended side contributes no row, and a matched one has the same key). An unqualified
+   * reference to the column names all of them.
+   */
+  readonly merged: Map<string, readonly number[]>;
 }
 
 export interface Occurrence {
@@ -225,6 +232,7 @@ export class StatementWalker {
       occurrences: [],
       otherFromItems: 0,
       outputs: new Set(),
+      merged: new Map(),
     };
   }
 
@@ -614,15 +622,16 @@ export class StatementWalker {
             : (je.usingClause ?? []).map(stringValue);
         for (const column of using) {
           if (column === undefined) continue;
-          const l = left.filter((o) => this.occurrences[o]?.keyColumn === column);
-          const r = right.filter((o) => this.occurrences[o]?.keyColumn === column);
-          const lo = l[0];
-          const ro = r[0];
-          if (l.length === 1 && r.length === 1 && lo !== undefined && ro !== undefined) {
+          const l = this.#visibleKey(left, column, scope);
+          const r = this.#visibleKey(right, column, scope);
+          const lo = l?.[0];
+          const ro = r?.[0];
+          if (l !== undefined && r !== undefined && lo !== undefined && ro !== undefined) {
             this.#addLink(lo, ro, "join");
             if (appliesTo.includes(ro)) this.#flows.push({ from: lo, to: ro });
             if (appliesTo.includes(lo)) this.#flows.push({ from: ro, to: lo });
-          }
+            scope.merged.set(column, [...l, ...r]);
+          } else scope.merged.delete(column);
           for (const o of [...left, ...right]) this.#useColumn(o, column);
         }
         if (je.alias !== undefined) scope.names.set(je.alias.aliasname ?? "", -1);
@@ -663,6 +672,20 @@ export class StatementWalker {
   #markNullable(occurrence: number): void {
     const o = this.occurrences[occurrence];
     if (o !== undefined) o.nullable = true;
+  }
+
+  /**
+   * The occurrences one side of a join exposes as its `column` when that is their key: the one
+   * table with that key column, or a USING merge made inside the side that covers all of them.
+   */
+  #visibleKey(side: readonly number[], column: string, scope: Scope): readonly number[] | undefined {
+    const keyed = side.filter((o) => this.occurrences[o]?.keyColumn === column);
+    if (keyed.length === 1) return keyed;
+    const merged = scope.merged.get(column);
+    if (merged === undefined || keyed.length === 0) return undefined;
+    return keyed.every((o) => merged.includes(o)) && merged.every((o) => side.includes(o))
+      ? merged
+      : undefined;
   }
 
   #naturalKeyColumns(left: readonly number[], right: readonly number[]): string[] {
@@ -864,8 +887,13 @@ export class StatementWalker {
     return undefined;
   }
 
-  /** The occurrence whose key column `expr` is, if it is exactly a reference to one. */
+  /** The occurrence whose key column `expr` is, if it is exactly a reference to one (for a merged USING column, the first it equals). */
   #keyRef(expr: Node, scope: Scope): number | undefined {
+    return this.#keyRefs(expr, scope)?.[0];
+  }
+
+  /** Every occurrence whose key `expr` equals, if it is exactly a reference to a key column. */
+  #keyRefs(expr: Node, scope: Scope): readonly number[] | undefined {
     const ref = nodeAs(expr, "ColumnRef");
     if (ref === undefined) return undefined;
     const fields = ref.fields ?? [];
@@ -873,13 +901,20 @@ export class StatementWalker {
     if (column === undefined) return undefined;
     if (fields.length === 1) {
       // Unqualified: the innermost block with a table whose key has this name owns it; two such
-      // tables would make the reference ambiguous, which PostgreSQL rejects.
+      // tables would make the reference ambiguous, which PostgreSQL rejects, unless USING or
+      // NATURAL merged them into one column.
       const candidates = scope.occurrences.filter((o) => this.occurrences[o]?.keyColumn === column);
-      return candidates.length === 1 ? candidates[0] : undefined;
+      if (candidates.length === 1) return candidates;
+      const merged = scope.merged.get(column);
+      return merged !== undefined && candidates.every((o) => merged.includes(o)) ? merged : undefined;
     }
     const resolved = this.#resolveQualified(fields, scope);
     if (resolved === undefined) return undefined;
-    return this.occurrences[resolved.occurrence]?.keyColumn === column ? resolved.occurrence : undefined;
+    return this.occurrences[resolved.occurrence]?.keyColumn === column ? [resolved.occurrence] : undefined;
+  }
+
+  #refersToKeyOf(expr: Node, o: number, scope: Scope): boolean {
+    return this.#keyRefs(expr, scope)?.includes(o) === true;
   }
 
   #addLink(left: number, right: number, via: KeyLink["via"]): void {
@@ -1013,18 +1048,18 @@ export class StatementWalker {
       return ANY;
     switch (e.kind) {
       case "AEXPR_OP": {
-        if (this.#keyRef(e.lexpr, scope) === o) {
+        if (this.#refersToKeyOf(e.lexpr, o, scope)) {
           const v = keyValueOf(e.rexpr);
           if (v !== undefined) return valuesOf([v]);
         }
-        if (this.#keyRef(e.rexpr, scope) === o) {
+        if (this.#refersToKeyOf(e.rexpr, o, scope)) {
           const v = keyValueOf(e.lexpr);
           if (v !== undefined) return valuesOf([v]);
         }
         return ANY;
       }
       case "AEXPR_IN": {
-        if (this.#keyRef(e.lexpr, scope) !== o) return ANY;
+        if (!this.#refersToKeyOf(e.lexpr, o, scope)) return ANY;
         const items = nodeAs(e.rexpr, "List")?.items ?? [];
         const values: KeyValue[] = [];
         for (const item of items) {
@@ -1035,7 +1070,7 @@ export class StatementWalker {
         return valuesOf(values);
       }
       case "AEXPR_OP_ANY": {
-        if (this.#keyRef(e.lexpr, scope) !== o) return ANY;
+        if (!this.#refersToKeyOf(e.lexpr, o, scope)) return ANY;
         const values = keyValuesOfArray(e.rexpr);
         return values === undefined ? ANY : valuesOf(values);
       }

@@ -180,6 +180,51 @@ export const tablesAndBlocks: Case[] = [
     expect: { keys: ["'a'", "'a'"], links: ["0-1"] },
   },
   {
+    sql: "SELECT * FROM users u JOIN orders o USING (tenant_id) WHERE tenant_id = 'bob'",
+    expect: { keys: ["'bob'", "'bob'"], links: ["0-1"] },
+  },
+  {
+    sql: "SELECT * FROM users u JOIN orders o USING (tenant_id) WHERE o.tenant_id = 'bob'",
+    expect: { keys: ["'bob'", "'bob'"], links: ["0-1"] },
+  },
+  {
+    sql: "SELECT * FROM users NATURAL JOIN orders WHERE tenant_id = $1",
+    expect: { keys: ["$1", "$1"], links: ["0-1"], params: 1 },
+  },
+  {
+    sql: "SELECT * FROM users u LEFT JOIN orders o USING (tenant_id) WHERE tenant_id IN ('a', 'b')",
+    expect: { keys: ["'a','b'", "'a','b'"], links: ["0-1"] },
+  },
+  {
+    sql: "SELECT * FROM users u RIGHT JOIN orders o USING (tenant_id) WHERE tenant_id = 'a'",
+    expect: { keys: ["'a'", "'a'"], links: ["0-1"] },
+  },
+  {
+    sql: "SELECT * FROM users u FULL JOIN orders o USING (tenant_id) WHERE tenant_id = ANY('{a,b}')",
+    expect: { keys: ["'a','b'", "'a','b'"], links: ["0-1"] },
+  },
+  {
+    sql: "SELECT * FROM users u JOIN orders o USING (tenant_id) WHERE tenant_id = 'a' OR u.name = 'x'",
+    expect: { keys: ["any", "any"], links: ["0-1"] },
+  },
+  {
+    sql: "SELECT * FROM users u JOIN orders o USING (tenant_id) JOIN payments p USING (tenant_id) WHERE tenant_id = 'z'",
+    expect: { keys: ["'z'", "'z'", "'z'"], links: ["0-1", "0-2"] },
+  },
+  {
+    sql: "SELECT * FROM users u JOIN orders o USING (tenant_id), payments p WHERE p.tenant_id = 'z' AND tenant_id = 'y'",
+    // PostgreSQL finds the bare name ambiguous (the merged column and p's): nothing is inferred.
+    expect: { keys: ["any", "any", "'z'"], links: ["0-1"] },
+  },
+  {
+    sql: "SELECT * FROM users u JOIN orders o USING (id) WHERE tenant_id = 'a'",
+    expect: { keys: ["any", "any"] },
+  },
+  {
+    sql: "SELECT * FROM users u JOIN orders o USING (tenant_id) WHERE NOT (tenant_id = 'a')",
+    expect: { keys: ["any", "any"], links: ["0-1"] },
+  },
+  {
     sql: "SELECT * FROM users u JOIN orders o ON true WHERE o.tenant_id = u.tenant_id AND o.tenant_id = $2",
     expect: { keys: ["$2", "$2"], links: ["0-1"], params: 2 },
   },
