@@ -323,4 +323,54 @@ describe("errors and transactions", () => {
       await regions.cluster.startServer(2);
     }
   });
+
+  it("runs a scatter inside a string of statements and inside a block sent as one string", async () => {
+    const client = await RawClient.connect({
+      host: "127.0.0.1",
+      port: regions.proxy.port,
+      user: "postgres",
+      database: "shop",
+    });
+    try {
+      const batch = await client.query(
+        "SELECT count(*) FROM orders; SELECT max(id) FROM measures WHERE tenant_id = 'bob'",
+      );
+      expect(batch.rows).toEqual([["100"], ["6"]]);
+      expect(batch.tags).toEqual(["SELECT 1", "SELECT 1"]);
+      expect(batch.status).toBe("I");
+      const block = await client.query(
+        "BEGIN; SELECT count(*) FROM users; SELECT status, count(*) FROM orders GROUP BY status ORDER BY status; COMMIT",
+      );
+      expect(block.rows).toEqual([["60"], ["open", "40"], ["paid", "60"]]);
+      expect(block.status).toBe("I");
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("reads across regions in a postgres.js transaction with prepared statements", async () => {
+    const sql = postgres(`postgres://postgres@127.0.0.1:${regions.proxy.port}/shop`, {
+      max: 1,
+      onnotice: () => undefined,
+    });
+    try {
+      const [total, top] = await sql
+        .begin(async (tx) => {
+          await tx`UPDATE measures SET qty = 77777 WHERE tenant_id = ${"chandra"} AND id = ${2}`;
+          const total = await tx`SELECT count(*)::int AS n FROM measures WHERE qty > ${0}`;
+          const top = await tx`SELECT tenant_id, qty FROM measures ORDER BY qty DESC NULLS LAST LIMIT ${1}`;
+          throw Object.assign(new Error("roll back"), { result: [total, top] });
+        })
+        .catch((error: { result?: unknown[] }) => error.result ?? []);
+      expect((top as { tenant_id: string; qty: string }[])[0]).toEqual({
+        tenant_id: "chandra",
+        qty: "77777",
+      });
+      expect((total as { n: number }[])[0]!.n).toBeGreaterThan(0);
+      const after = await sql`SELECT count(*)::int AS n FROM measures WHERE qty = 77777`;
+      expect(after[0]!.n).toBe(0);
+    } finally {
+      await sql.end();
+    }
+  });
 });
