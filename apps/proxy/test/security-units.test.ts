@@ -1,6 +1,7 @@
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import {
   decodeAuthentication,
+  deriveScramKeys,
   encodeSASLInitialResponse,
   encodeSASLResponse,
   isProtocolFault,
@@ -9,6 +10,7 @@ import {
   ScramClient,
 } from "@geo/proto";
 import { describe, expect, it } from "vitest";
+import { tlsServerEndPoint } from "../src/auth/channel-binding.js";
 import { FailureThrottle } from "../src/auth/failure-throttle.js";
 import { LoginExchange, type LoginStep } from "../src/auth/login-exchange.js";
 import { parseStoredPassword, type StoredCredential } from "../src/auth/stored-credential.js";
@@ -170,5 +172,88 @@ describe("stored passwords", () => {
     expect(parseStoredPassword("md5" + "a".repeat(32))?.kind).toBe("md5");
     expect(parseStoredPassword("plain text")).toBeNull();
     expect(parseStoredPassword(null)).toBeNull();
+  });
+});
+
+describe("SCRAM-SHA-256-PLUS over TLS", () => {
+  const endPoint = createHash("sha256").update("the proxy's certificate").digest();
+  const verifier = makeScramVerifier("right", { iterations: 4096 });
+  const alice: StoredCredential = { kind: "scram", verifier };
+
+  /** A client-side exchange written out by hand, so the binding data can be chosen. */
+  function bound(mechanism: string, header: string, bindingData: Buffer, password: string, role = "alice") {
+    const exchange = new LoginExchange(
+      role,
+      "scram-sha-256",
+      role === "alice" ? alice : null,
+      secret,
+      endPoint,
+    );
+    const offer = decodeAuthentication(payload(exchange.begin()));
+    const clientNonce = "fixedclientnonce";
+    const bare = `n=,r=${clientNonce}`;
+    const first = exchange.step(
+      payload(encodeSASLInitialResponse({ mechanism, data: Buffer.from(`${header}${bare}`) })),
+    );
+    if (first.kind !== "continue") return { offer, first, last: null };
+    const serverFirst = decodeAuthentication(payload(first.send));
+    if (isProtocolFault(serverFirst) || serverFirst.type !== "AuthenticationSASLContinue")
+      throw new Error("no continue");
+    const text = serverFirst.data.toString("utf8");
+    const attrs = Object.fromEntries(text.split(",").map((part) => [part[0], part.slice(2)]));
+    const keys = deriveScramKeys(password, Buffer.from(attrs.s!, "base64"), Number(attrs.i));
+    const withoutProof = `c=${Buffer.concat([Buffer.from(header), bindingData]).toString("base64")},r=${attrs.r}`;
+    const signature = createHmac("sha256", keys.storedKey).update(`${bare},${text},${withoutProof}`).digest();
+    const proof = Buffer.from(keys.clientKey.map((byte, i) => byte ^ signature[i]!));
+    const last = exchange.step(
+      payload(encodeSASLResponse({ data: Buffer.from(`${withoutProof},p=${proof.toString("base64")}`) })),
+    );
+    return { offer, first, last };
+  }
+
+  it("offers SCRAM-SHA-256-PLUS first and logs in when the binding matches the certificate", () => {
+    const { offer, last } = bound("SCRAM-SHA-256-PLUS", "p=tls-server-end-point,,", endPoint, "right");
+    expect(isProtocolFault(offer) || offer.type !== "AuthenticationSASL" ? null : offer.mechanisms).toEqual([
+      "SCRAM-SHA-256-PLUS",
+      "SCRAM-SHA-256",
+    ]);
+    expect(last?.kind).toBe("ok");
+  });
+
+  it("refuses binding data of another certificate (a man in the middle) with 08P01", () => {
+    const { last } = bound("SCRAM-SHA-256-PLUS", "p=tls-server-end-point,,", Buffer.alloc(32), "right");
+    expect(last?.kind === "fail" ? last.error.code : null).toBe("08P01");
+  });
+
+  it("refuses the y flag, since -PLUS was offered and someone must have removed it", () => {
+    const { first } = bound("SCRAM-SHA-256", "y,,", Buffer.alloc(0), "right");
+    expect(first.kind === "fail" ? first.error.code : null).toBe("08P01");
+  });
+
+  it("still accepts plain SCRAM-SHA-256 over TLS, and fails a wrong password or unknown role with 28P01", () => {
+    expect(bound("SCRAM-SHA-256", "n,,", Buffer.alloc(0), "right").last?.kind).toBe("ok");
+    const wrong = bound("SCRAM-SHA-256-PLUS", "p=tls-server-end-point,,", endPoint, "wrong").last;
+    const ghost = bound("SCRAM-SHA-256-PLUS", "p=tls-server-end-point,,", endPoint, "wrong", "ghost").last;
+    expect(wrong?.kind === "fail" ? wrong.error.code : null).toBe("28P01");
+    expect(ghost?.kind === "fail" ? ghost.error.code : null).toBe("28P01");
+  });
+});
+
+describe("tls-server-end-point", () => {
+  it("hashes a certificate signed with ECDSA-SHA256 with SHA-256 and one signed with SHA-384 with SHA-384", () => {
+    const signedWith = (oid: number[]) => {
+      // SEQUENCE { tbs SEQUENCE {}, SEQUENCE { OID }, BIT STRING }
+      const oidBytes = Buffer.from(oid);
+      const algorithm = Buffer.concat([
+        Buffer.from([0x30, oidBytes.length + 2, 0x06, oidBytes.length]),
+        oidBytes,
+      ]);
+      const body = Buffer.concat([Buffer.from([0x30, 0x00]), algorithm, Buffer.from([0x03, 0x01, 0x00])]);
+      return Buffer.concat([Buffer.from([0x30, body.length]), body]);
+    };
+    const ecdsaSha256 = signedWith([0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x02]);
+    const ecdsaSha384 = signedWith([0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x03]);
+    expect(tlsServerEndPoint(ecdsaSha256)).toEqual(createHash("sha256").update(ecdsaSha256).digest());
+    expect(tlsServerEndPoint(ecdsaSha384)).toEqual(createHash("sha384").update(ecdsaSha384).digest());
   });
 });

@@ -270,6 +270,26 @@ describe("TLS to clients", () => {
     expect(required).toEqual({ ok: true, out: "bob" });
   });
 
+  it("offers SCRAM-SHA-256-PLUS over TLS: psql with channel_binding=require logs in, and in clear it cannot", async () => {
+    const bound = await psql(
+      scramProxy,
+      "alice",
+      ALICE_PASSWORD,
+      "SELECT current_user",
+      "sslmode=require channel_binding=require",
+    );
+    expect(bound).toEqual({ ok: true, out: "alice" });
+    const plain = await psql(
+      scramProxy,
+      "alice",
+      ALICE_PASSWORD,
+      "SELECT 1",
+      "sslmode=disable channel_binding=require",
+    );
+    expect(plain.ok).toBe(false);
+    expect(plain.out).toMatch(/channel binding/);
+  });
+
   it("serves node-postgres verifying the certificate and postgres.js with ssl required", async () => {
     const client = new pg.Client({
       host: "127.0.0.1",

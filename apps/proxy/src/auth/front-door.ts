@@ -300,7 +300,8 @@ class Handshake {
     this.options.store.get(check.user).then(
       (credential) => {
         if (this.phase === "done") return;
-        this.exchange = new LoginExchange(check.user, method, credential, this.options.mockSecret);
+        const endPoint = this.encrypted ? (this.options.tls?.endPoint ?? null) : null;
+        this.exchange = new LoginExchange(check.user, method, credential, this.options.mockSecret, endPoint);
         this.phase = "authenticating";
         this.stream.write(this.exchange.begin());
         this.pump();

@@ -13,6 +13,7 @@ import {
   verifyMd5Password,
 } from "@geo/proto";
 import { authProtocolViolation, passwordFailed } from "./auth-errors.js";
+import { BindingScramServer, mockVerifier, SCRAM_SHA_256_PLUS } from "./binding-scram-server.js";
 import type { StoredCredential } from "./stored-credential.js";
 
 /** What the client is asked for: the method configured, adjusted to what is stored for the role. */
@@ -44,7 +45,7 @@ const EMPTY = Buffer.alloc(0);
  */
 export class LoginExchange {
   private readonly challenge: Challenge;
-  private scram: ScramServer | null = null;
+  private scram: ScramServer | BindingScramServer | null = null;
   private readonly verifier: ScramVerifier | null;
   private readonly md5Salt = randomBytes(4);
   private state: "initial" | "sasl-first" | "sasl-final" | "md5" | "done" = "initial";
@@ -55,6 +56,11 @@ export class LoginExchange {
     private readonly credential: StoredCredential | null,
     /** Keys the mock verifier, so an unknown role answers with the same salt every time. */
     private readonly mockSecret: Uint8Array,
+    /**
+     * Over TLS: the `tls-server-end-point` hash of the proxy's certificate. SCRAM-SHA-256-PLUS is
+     * then offered first, as PostgreSQL does.
+     */
+    private readonly endPoint: Buffer | null = null,
   ) {
     this.challenge = method === "md5" && credential?.kind !== "scram" ? "md5" : "scram";
     this.verifier = credential?.kind === "scram" ? credential.verifier : null;
@@ -66,7 +72,8 @@ export class LoginExchange {
       return encodeAuthentication({ type: "AuthenticationMD5Password", salt: this.md5Salt });
     }
     this.state = "sasl-first";
-    return encodeAuthentication({ type: "AuthenticationSASL", mechanisms: [SCRAM_SHA_256] });
+    const mechanisms = this.endPoint === null ? [SCRAM_SHA_256] : [SCRAM_SHA_256_PLUS, SCRAM_SHA_256];
+    return encodeAuthentication({ type: "AuthenticationSASL", mechanisms });
   }
 
   /** The payload of the client's 'p' message. */
@@ -101,7 +108,10 @@ export class LoginExchange {
   private saslFirst(payload: Buffer): LoginStep {
     const message = decodeSASLInitialResponse(payload);
     if (isProtocolFault(message)) return this.fail(authProtocolViolation(message.message), false);
-    if (message.mechanism !== SCRAM_SHA_256) {
+    const offered =
+      message.mechanism === SCRAM_SHA_256 ||
+      (this.endPoint !== null && message.mechanism === SCRAM_SHA_256_PLUS);
+    if (!offered) {
       return this.fail(
         authProtocolViolation(
           `the client selected SASL mechanism "${message.mechanism}", which was not offered`,
@@ -111,11 +121,29 @@ export class LoginExchange {
     }
     if (message.data === null)
       return this.fail(authProtocolViolation("SASLInitialResponse carries no data"), false);
-    this.scram =
+    if (this.endPoint !== null) {
+      const verifier = this.verifier ?? mockVerifier(this.user, this.mockSecret);
+      const binding = new BindingScramServer(
+        verifier,
+        this.endPoint,
+        message.mechanism,
+        this.verifier === null,
+      );
+      this.scram = binding;
+      const answer = binding.clientFirst(message.data);
+      if (!answer.ok) return this.fail(authProtocolViolation(answer.detail), false);
+      this.state = "sasl-final";
+      return {
+        kind: "continue",
+        send: encodeAuthentication({ type: "AuthenticationSASLContinue", data: answer.message }),
+      };
+    }
+    const server =
       this.verifier === null
         ? ScramServer.forUnknownRole(this.user, this.mockSecret)
         : new ScramServer(this.verifier);
-    const answer = this.scram.clientFirst(message.data);
+    this.scram = server;
+    const answer = server.clientFirst(message.data);
     if (!answer.ok) return this.scramFailure(answer.failure.reason, answer.failure.message);
     this.state = "sasl-final";
     return {
@@ -127,7 +155,21 @@ export class LoginExchange {
   private saslFinal(payload: Buffer): LoginStep {
     const message = decodeSASLResponse(payload);
     if (isProtocolFault(message)) return this.fail(authProtocolViolation(message.message), false);
-    const answer = this.scram!.clientFinal(message.data);
+    const scram = this.scram!;
+    if (scram instanceof BindingScramServer) {
+      const bound = scram.clientFinal(message.data);
+      if (!bound.ok)
+        return bound.wrongPassword
+          ? this.fail(passwordFailed(this.user), true)
+          : this.fail(authProtocolViolation(bound.detail), false);
+      this.state = "done";
+      return {
+        kind: "ok",
+        send: encodeAuthentication({ type: "AuthenticationSASLFinal", data: bound.message }),
+        keys: { clientKey: bound.clientKey!, serverKey: this.verifier!.serverKey },
+      };
+    }
+    const answer = scram.clientFinal(message.data);
     if (!answer.ok) return this.scramFailure(answer.failure.reason, answer.failure.message);
     this.state = "done";
     return {

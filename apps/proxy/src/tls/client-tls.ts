@@ -1,7 +1,9 @@
+import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { createSecureContext, type SecureContext, TLSSocket } from "node:tls";
+import { tlsServerEndPoint } from "../auth/channel-binding.js";
 
 /** The ALPN protocol name PostgreSQL 17 clients offer, and require for direct TLS. */
 export const POSTGRES_ALPN = "postgresql";
@@ -11,6 +13,8 @@ export interface ClientTls {
   readonly context: SecureContext;
   /** Refuse a StartupMessage that arrives in clear. */
   readonly required: boolean;
+  /** `tls-server-end-point` channel binding data of the certificate (SCRAM-SHA-256-PLUS). */
+  readonly endPoint: Buffer;
 }
 
 /**
@@ -26,10 +30,10 @@ export function loadClientTls(tls: {
   const cert = readPem(tls.cert, "tls.cert");
   const key = readPem(tls.key, "tls.key");
   try {
-    return {
-      context: createSecureContext({ cert, key, minVersion: "TLSv1.2" }),
-      required: tls.requireClientTls,
-    };
+    const context = createSecureContext({ cert, key, minVersion: "TLSv1.2" });
+    // The first certificate of the file is the one presented, and the one a client hashes.
+    const endPoint = tlsServerEndPoint(new X509Certificate(cert).raw);
+    return { context, required: tls.requireClientTls, endPoint };
   } catch (error) {
     throw new Error(
       `tls.cert / tls.key (${tls.cert}, ${tls.key}) cannot be used: ${error instanceof Error ? error.message : String(error)}`,
