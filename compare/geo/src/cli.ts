@@ -5,11 +5,16 @@ import { DEFAULT_CLI, HOME, type RegionSetting, startGeoWorld } from "./geo-worl
 import { type Measurement, measure, openClient } from "./measure.js";
 import { checkRelays } from "./ping-pong.js";
 import { latencyTable, relayTable, unmeasuredNotes, type WorkloadRow } from "./report.js";
-import { WORKLOADS, type WorkloadContext } from "./workloads.js";
+import { PROTOCOLS, type Protocol, WORKLOADS, type WorkloadContext } from "./workloads.js";
+
+const PROTOCOL_LABEL: Record<Protocol, string> = {
+  extended: "keys bound as parameters, extended protocol",
+  simple: "keys as literals, simple protocol",
+};
 
 const USAGE = `pnpm --filter @geo/compare-geo run geo -- [--iterations 100] [--warmup 20] [--proxy-warmup 500] [--rtt us-east=75,ap-south=110]
     [--remote-region us-east] [--baseline-region us-east] [--keys 50] [--pings 40]
-    [--workloads home-read,home-write,remote-read,count-all,two-region-tx,new-key-write] [--geoproxy-cli <file>]`;
+    [--workloads home-read,home-write,remote-read,count-all,two-region-tx,new-key-write] [--protocol both|extended|simple] [--geoproxy-cli <file>]`;
 
 function positive(value: string | undefined, fallback: number, name: string, allowZero = false): number {
   if (value === undefined) return fallback;
@@ -51,6 +56,7 @@ async function main(): Promise<number> {
       pings: { type: "string" },
       workloads: { type: "string" },
       "geoproxy-cli": { type: "string" },
+      protocol: { type: "string" },
       help: { type: "boolean", default: false },
     },
   });
@@ -78,6 +84,11 @@ async function main(): Promise<number> {
   const unknown = chosen.filter((id) => !WORKLOADS.some((w) => w.id === id));
   if (unknown.length > 0) throw new Error(`--workloads: unknown ${unknown.join(", ")}\n${USAGE}`);
   const workloads = WORKLOADS.filter((w) => chosen.includes(w.id));
+  const protocols: readonly Protocol[] =
+    values.protocol === undefined || values.protocol === "both"
+      ? PROTOCOLS
+      : PROTOCOLS.filter((protocol) => protocol === values.protocol);
+  if (protocols.length === 0) throw new Error(`--protocol: expected extended, simple or both\n${USAGE}`);
 
   cleanUpOnSignals();
   const started = new Date();
@@ -130,66 +141,65 @@ async function main(): Promise<number> {
   // A fresh Node process runs its first statements slower while the JIT compiles the hot path; a
   // proxy in production has long passed that point, so it is warmed up untimed first.
   const homeOnly = WORKLOADS.filter((w) => w.id === "home-read" || w.id === "home-write");
-  const warmContext: WorkloadContext = {
-    keysPerRegion,
-    remoteRegion,
-    regions: regions.map((r) => r.id),
-    newKeyPrefix: `warm-${runId}`,
-  };
+  const base = { keysPerRegion, remoteRegion, regions: regions.map((r) => r.id) };
   console.error(`warming geoproxy up with ${proxyWarmup} home reads and writes ...`);
   for (let i = 0; i < proxyWarmup; i++) {
-    await homeOnly[i % homeOnly.length]!.run(proxyClient, i, warmContext).catch(() => {});
-  }
-  const rows: WorkloadRow[] = [];
-  for (const workload of workloads) {
-    if (isCleaningUp()) return 130;
-    const base: Omit<WorkloadContext, "newKeyPrefix"> = {
-      keysPerRegion,
-      remoteRegion,
-      regions: regions.map((r) => r.id),
+    const context: WorkloadContext = {
+      ...base,
+      newKeyPrefix: `warm-${runId}`,
+      protocol: protocols[i % protocols.length]!,
     };
-    const title = workload.title({ ...base, newKeyPrefix: "" });
-    console.error(`  ${title}: geoproxy ...`);
-    const proxy = await measure(
-      proxyClient,
-      workload,
-      { ...base, newKeyPrefix: `new-${runId}-p` },
-      iterations,
-      warmup,
-    );
-    console.error(`  ${title}: single PostgreSQL ...`);
-    const baseline: Measurement = await measure(
-      baselineClient,
-      workload,
-      { ...base, newKeyPrefix: `new-${runId}-b` },
-      iterations,
-      warmup,
-    );
-    for (const [who, m] of [
-      ["geoproxy", proxy],
-      ["single PostgreSQL", baseline],
-    ] as const) {
-      if (m.kind !== "measured") {
-        console.error(`\n!!! ${title}: ${who} ${m.kind.toUpperCase()} (${m.sqlstate}): ${m.message}\n`);
+    await homeOnly[i % homeOnly.length]!.run(proxyClient, i, context).catch(() => {});
+  }
+  const baselineLabel = `single PostgreSQL (${baselineRegion}, ${baselineRttMs} ms)`;
+  for (const protocol of protocols) {
+    const rows: WorkloadRow[] = [];
+    for (const workload of workloads) {
+      if (isCleaningUp()) return 130;
+      const title = workload.title({ ...base, newKeyPrefix: "", protocol });
+      console.error(`  ${protocol}: ${title}: geoproxy ...`);
+      const proxy = await measure(
+        proxyClient,
+        workload,
+        { ...base, newKeyPrefix: `new-${runId}-${protocol}-p`, protocol },
+        iterations,
+        warmup,
+      );
+      console.error(`  ${protocol}: ${title}: single PostgreSQL ...`);
+      const baseline: Measurement = await measure(
+        baselineClient,
+        workload,
+        { ...base, newKeyPrefix: `new-${runId}-${protocol}-b`, protocol },
+        iterations,
+        warmup,
+      );
+      for (const [who, m] of [
+        ["geoproxy", proxy],
+        ["single PostgreSQL", baseline],
+      ] as const) {
+        if (m.kind !== "measured") {
+          console.error(
+            `\n!!! ${title} (${protocol}): ${who} ${m.kind.toUpperCase()} (${m.sqlstate}): ${m.message}\n`,
+          );
+        }
       }
+      rows.push({ title, proxy, baseline });
     }
-    rows.push({ title, proxy, baseline });
+    say(`## Latency per workload, ms (clients in ${HOME}, ${PROTOCOL_LABEL[protocol]})`);
+    say();
+    say(latencyTable(rows, baselineLabel));
+    const notes = unmeasuredNotes(rows, baselineLabel);
+    if (notes.length > 0) {
+      say();
+      say("Not measured, with the server's own reason:");
+      say();
+      for (const note of notes) say(note);
+    }
+    say();
   }
   await Promise.all([proxyClient.end(), baselineClient.end()]);
 
-  const baselineLabel = `single PostgreSQL (${baselineRegion}, ${baselineRttMs} ms)`;
-  say(`## Latency per workload, ms (clients in ${HOME})`);
-  say();
-  say(latencyTable(rows, baselineLabel));
-  const notes = unmeasuredNotes(rows, baselineLabel);
-  if (notes.length > 0) {
-    say();
-    say("Not measured, with the server's own reason:");
-    say();
-    for (const note of notes) say(note);
-  }
   const relayed = world.relays.map(({ label, relay }) => `${label}: ${relay.connections}`).join("; ");
-  say();
   say(`Connections through the relays: ${relayed}. Load average at the end: ${loadAverage()}.`);
   return 0;
 }

@@ -10,6 +10,30 @@ export interface WorkloadContext {
   readonly regions: readonly string[];
   /** Unique per run and target, so a new key is new every time. */
   readonly newKeyPrefix: string;
+  readonly protocol: Protocol;
+}
+
+/** How statements travel: bound parameters (Parse/Bind/Execute, what drivers send) or literals in one Query. */
+export const PROTOCOLS = ["extended", "simple"] as const;
+export type Protocol = (typeof PROTOCOLS)[number];
+
+function literal(value: string | number): string {
+  return typeof value === "number" ? String(value) : `'${value.replaceAll("'", "''")}'`;
+}
+
+/** Sends one statement in the context's protocol; in simple mode each $n becomes its value's literal. */
+async function send(
+  client: pg.Client,
+  context: WorkloadContext,
+  text: string,
+  values: readonly (string | number)[] = [],
+): Promise<void> {
+  if (context.protocol === "simple") {
+    await client.query(text.replace(/\$(\d+)/g, (_, n: string) => literal(values[Number(n) - 1]!)));
+  } else {
+    // queryMode: node-postgres sends a statement without parameters as a simple Query unless told.
+    await client.query({ text, values: [...values], queryMode: "extended" } as pg.QueryConfig);
+  }
 }
 
 export interface Workload {
@@ -26,34 +50,34 @@ const row = (i: number) => (i % 10) + 1;
 const READ = "SELECT balance FROM accounts WHERE tenant_id = $1 AND id = $2";
 const WRITE = "UPDATE accounts SET balance = balance + 1 WHERE tenant_id = $1 AND id = $2";
 
-/** The workloads, in report order. Every statement carries its key as a bound parameter, as drivers send it. */
+/** The workloads, in report order. Keys travel as bound parameters, or as literals with the simple protocol. */
 export const WORKLOADS: readonly Workload[] = [
   {
     id: "home-read",
     title: () => `read a key at home (${HOME})`,
     run: async (client, i, context) => {
-      await client.query(READ, [key(HOME, i, context), row(i)]);
+      await send(client, context, READ, [key(HOME, i, context), row(i)]);
     },
   },
   {
     id: "home-write",
     title: () => `write a key at home (${HOME})`,
     run: async (client, i, context) => {
-      await client.query(WRITE, [key(HOME, i, context), row(i)]);
+      await send(client, context, WRITE, [key(HOME, i, context), row(i)]);
     },
   },
   {
     id: "remote-read",
     title: (context) => `read a key in ${context.remoteRegion}`,
     run: async (client, i, context) => {
-      await client.query(READ, [key(context.remoteRegion, i, context), row(i)]);
+      await send(client, context, READ, [key(context.remoteRegion, i, context), row(i)]);
     },
   },
   {
     id: "count-all",
     title: (context) => `count over every region (${context.regions.length})`,
-    run: async (client) => {
-      await client.query("SELECT count(*) FROM accounts");
+    run: async (client, _i, context) => {
+      await send(client, context, "SELECT count(*) FROM accounts");
     },
   },
   {
@@ -62,8 +86,8 @@ export const WORKLOADS: readonly Workload[] = [
     run: async (client, i, context) => {
       await client.query("BEGIN");
       try {
-        await client.query(WRITE, [key(HOME, i, context), row(i)]);
-        await client.query(WRITE, [key(context.remoteRegion, i, context), row(i)]);
+        await send(client, context, WRITE, [key(HOME, i, context), row(i)]);
+        await send(client, context, WRITE, [key(context.remoteRegion, i, context), row(i)]);
         await client.query("COMMIT");
       } catch (error) {
         await client.query("ROLLBACK").catch(() => {});
@@ -75,7 +99,7 @@ export const WORKLOADS: readonly Workload[] = [
     id: "new-key-write",
     title: () => "first write of a new key",
     run: async (client, i, context) => {
-      await client.query("INSERT INTO accounts (tenant_id, id, balance) VALUES ($1, 1, 0)", [
+      await send(client, context, "INSERT INTO accounts (tenant_id, id, balance) VALUES ($1, 1, 0)", [
         `${context.newKeyPrefix}-${i}`,
       ]);
     },

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { cleanup } from "../src/cleanup.js";
 import { geoConfigToml, startGeoWorld } from "../src/geo-world.js";
 import { measure, openClient } from "../src/measure.js";
-import { WORKLOADS } from "../src/workloads.js";
+import { PROTOCOLS, WORKLOADS } from "../src/workloads.js";
 
 afterAll(async () => {
   await cleanup();
@@ -40,22 +40,27 @@ describe("the three-region testbed", () => {
     const outcomes: string[] = [];
     for (const target of [world.proxy, world.baseline]) {
       const client = await openClient(target);
-      for (const workload of WORKLOADS) {
-        const result = await measure(
-          client,
-          workload,
-          { ...context, newKeyPrefix: `t-${target.port}` },
-          3,
-          1,
-        );
-        outcomes.push(`${target.name} ${workload.id} ${result.kind}`);
-        expect(result.kind, `${target.name} ${workload.id}`).not.toBe("failed");
-        if (target === world.baseline) expect(result.kind).toBe("measured");
+      for (const protocol of PROTOCOLS) {
+        for (const workload of WORKLOADS) {
+          const result = await measure(
+            client,
+            workload,
+            { ...context, newKeyPrefix: `t-${target.port}-${protocol}`, protocol },
+            3,
+            1,
+          );
+          const label = `${target.name} ${protocol} ${workload.id}`;
+          outcomes.push(`${label} ${result.kind}`);
+          expect(result.kind, label).not.toBe("failed");
+          if (target === world.baseline) expect(result.kind, label).toBe("measured");
+        }
       }
       await client.end();
     }
-    expect(outcomes).toContain("geoproxy home-read measured");
-    expect(outcomes).toContain("geoproxy remote-read measured");
+    for (const protocol of PROTOCOLS) {
+      expect(outcomes).toContain(`geoproxy ${protocol} home-read measured`);
+      expect(outcomes).toContain(`geoproxy ${protocol} remote-read measured`);
+    }
     expect(world.relays.every(({ relay }) => relay.connections > 0)).toBe(true);
   }, 120_000);
 });
