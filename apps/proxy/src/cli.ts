@@ -7,7 +7,8 @@ import { StartupError } from "./server/startup-error.js";
 
 const USAGE = `usage:
   geoproxy serve --config <geoproxy.toml> [--directory <keys.tsv>] [--log-level info|debug|...]
-  geoproxy explain --topology <topology.toml> [--directory <keys.tsv>] [--param <value> ...] "<sql>"`;
+  geoproxy explain --topology <topology.toml> [--directory <keys.tsv>] [--param <value> ...] "<sql>"
+--directory overrides the configuration's [directory] file.`;
 
 class UsageError extends Error {}
 

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -109,6 +109,52 @@ describe("geoproxy serve", () => {
     expect(run.code).not.toBe(0);
     expect(run.stderr).toMatch(/trust_beyond_loopback/);
   });
+
+  it("routes by the directory file the example configuration names, found beside the configuration", async () => {
+    // The example as shipped, only pointed at the fake regions: its [directory] file is relative.
+    const folder = mkdtempSync(join(tmpdir(), "geoproxy-example-"));
+    const ports = fakes.map((fake) => fake.port);
+    const toml = readFileSync(join(examples, "geoproxy.toml"), "utf8")
+      .replace("port = 6432", "port = 0")
+      .replace("port = 5433", `port = ${ports[0]}`)
+      .replace("port = 5434", `port = ${ports[1]}`)
+      .replace("port = 5435", `port = ${ports[2]}`);
+    writeFileSync(join(folder, "geoproxy.toml"), toml);
+    copyFileSync(join(examples, "keys.tsv"), join(folder, "keys.tsv"));
+    // The working directory (this package) holds no keys.tsv: only the configuration's folder does.
+    const proxy = geoproxy(["serve", "--config", join(folder, "geoproxy.toml")]);
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        const timer = setInterval(() => {
+          const match = /"port":(\d+),[^\n]*"msg":"geoproxy listening"/.exec(proxy.output());
+          if (match) {
+            clearInterval(timer);
+            resolve(Number(match[1]));
+          }
+        }, 20);
+        void proxy.done.then((run) => {
+          clearInterval(timer);
+          reject(new Error(`geoproxy exited: ${run.stderr}`));
+        });
+      });
+      const client = await RawClient.connect({ host: "127.0.0.1", port, user: "app" });
+      for (const [key, index] of [
+        ["alice", 0],
+        ["bob", 1],
+        ["chandra", 2],
+      ] as const) {
+        const marker = `/* directory-${key} */`;
+        const result = await client.query(`SELECT 1 FROM users WHERE tenant_id = '${key}' ${marker}`);
+        expect(result.error).toBeUndefined();
+        const ranIn = fakes.map((fake) => fake.statements.some((s) => s.sql.includes(marker)));
+        expect(ranIn).toEqual([0, 1, 2].map((i) => i === index));
+      }
+      await client.close();
+    } finally {
+      proxy.child.kill("SIGTERM");
+      await proxy.done;
+    }
+  }, 30_000);
 
   it("lets an open transaction finish on SIGTERM, then closes its client and exits 0", async () => {
     const proxy = geoproxy(["serve", "--config", tempToml("serve", regionsToml(fakes.map((f) => f.port)))]);

@@ -11,6 +11,7 @@ export type {
   AuthUser,
   DecisionLogKind,
   DefaultPlacement,
+  DirectoryConfig,
   DirectoryStoreConfig,
   Endpoint,
   GatherConfig,

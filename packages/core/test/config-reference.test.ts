@@ -13,6 +13,7 @@ const SECTIONS: Record<keyof typeof DEFAULTS, string> = {
   pool: "## `[pool]`",
   tls: "## `[tls]`",
   admin: "## `[admin]`",
+  directory: "## `[directory]`",
   directoryStore: "## `[directory_store]`",
   gather: "## `[gather]`",
   txn: "## `[txn]`",

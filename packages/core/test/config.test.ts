@@ -41,6 +41,32 @@ describe("configuration", () => {
     });
     expect(config.admin).toBeUndefined();
     expect(config.directoryStore).toBeUndefined();
+    expect(config.directory).toEqual({ file: `${examples}keys.tsv` });
+  });
+
+  it("resolves the directory file against the configuration's folder, keeps an absolute one, and has none by default", () => {
+    expect(
+      parseConfig(`${REGIONS}\n[directory]\nfile = "keys.tsv"\n`, "/etc/geo/geoproxy.toml").directory,
+    ).toEqual({
+      file: "/etc/geo/keys.tsv",
+    });
+    expect(
+      parseConfig(`${REGIONS}\n[directory]\nfile = "../data/k.tsv"\n`, "/etc/geo/geoproxy.toml").directory,
+    ).toEqual({
+      file: "/etc/data/k.tsv",
+    });
+    expect(
+      parseConfig(`${REGIONS}\n[directory]\nfile = "/srv/keys.tsv"\n`, "/etc/geo/geoproxy.toml").directory,
+    ).toEqual({
+      file: "/srv/keys.tsv",
+    });
+    expect(parseConfig(REGIONS, "/etc/geo/geoproxy.toml").directory).toEqual({});
+    expect(configError(`${REGIONS}\n[directory]\npath = "keys.tsv"\n`).message).toMatch(
+      /directory\.path: unknown field.*file/,
+    );
+    expect(configError(`${REGIONS}\n[directory]\nfile = ""\n`).message).toMatch(
+      /directory\.file: must not be empty/,
+    );
   });
 
   it("accepts a file holding only the topology and the tables", () => {

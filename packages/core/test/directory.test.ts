@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import {
@@ -76,7 +79,18 @@ describe("directory", () => {
     const routing = loadRouting(`${examples}topology.toml`, `${examples}keys.tsv`);
     expect(routing.topology.home.id).toBe("eu-west");
     expect(routing.directory.lookup("hiro")).toBe("ap-south");
-    expect(loadRouting(`${examples}geoproxy.toml`).directory.size).toBe(0);
+    expect(loadRouting(`${examples}topology.toml`).directory.size).toBe(0);
+  });
+
+  it("loads the directory file the configuration names, unless another file is given", () => {
+    const routing = loadRouting(`${examples}geoproxy.toml`);
+    expect(routing.directory.size).toBe(10);
+    expect(routing.directory.lookup("bob")).toBe("us-east");
+    const dir = mkdtempSync(join(tmpdir(), "geo-directory-"));
+    writeFileSync(join(dir, "other.tsv"), "bob\tap-south\n");
+    const overridden = loadRouting(`${examples}geoproxy.toml`, join(dir, "other.tsv"));
+    expect(overridden.directory.lookup("bob")).toBe("ap-south");
+    expect(overridden.directory.size).toBe(1);
   });
 
   it("keeps everything before the tab as the key, spaces included, and skips comments", () => {

@@ -3,6 +3,7 @@ import { Analyzer } from "@geo/sql";
 
 export interface ExplainCommandOptions {
   readonly topology: string;
+  /** The directory TSV; overrides the configuration's `[directory] file`. */
   readonly directory?: string;
   readonly params: readonly string[];
   readonly sql: string;
@@ -12,10 +13,9 @@ export interface ExplainCommandOptions {
 export async function explainCommand(options: ExplainCommandOptions): Promise<string> {
   const config = loadConfig(options.topology);
   const topology = Topology.fromConfig(config);
+  const file = options.directory ?? config.directory.file;
   const directory =
-    options.directory === undefined
-      ? new MemoryDirectory()
-      : loadDirectoryTsv(options.directory, topology, config.routing.keyType);
+    file === undefined ? new MemoryDirectory() : loadDirectoryTsv(file, topology, config.routing.keyType);
   const analyzer = await Analyzer.create({ ...schemaInfoFor(topology), cacheSize: 0 });
   return explain(options.sql, {
     analyzer,

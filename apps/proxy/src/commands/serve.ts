@@ -4,6 +4,7 @@ import { type RunningProxy, startProxy } from "../server/proxy.js";
 
 export interface ServeOptions {
   readonly config: string;
+  /** The directory TSV; overrides the configuration's `[directory] file`. */
   readonly directory?: string;
   readonly logLevel?: LogLevel;
   readonly shutdownTimeoutMs?: number;
@@ -17,10 +18,9 @@ export interface ServeOptions {
 export async function serve(options: ServeOptions): Promise<RunningProxy> {
   const config = loadConfig(options.config);
   const topology = Topology.fromConfig(config);
+  const file = options.directory ?? config.directory.file;
   const directory: Directory =
-    options.directory === undefined
-      ? new MemoryDirectory()
-      : loadDirectoryTsv(options.directory, topology, config.routing.keyType);
+    file === undefined ? new MemoryDirectory() : loadDirectoryTsv(file, topology, config.routing.keyType);
   const logger = createLogger(options.logLevel ?? "info");
   const proxy = await startProxy({
     config,

@@ -52,6 +52,8 @@ export const DEFAULTS = {
     port: 9930,
     tls: false,
   },
+  /** No `file` by default: every key is unlisted, so placed in the home location by its hash. */
+  directory: {},
   directoryStore: {
     shared: false,
     authority: "home",

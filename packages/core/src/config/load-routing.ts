@@ -12,16 +12,15 @@ export interface Routing {
 }
 
 /**
- * Everything routing needs from files: a configuration (full, or topology and tables only) and,
- * optionally, a directory TSV (without one, every key is unlisted). What `geoproxy explain
- * --topology <toml> --directory <tsv>` loads before analysing.
+ * Everything routing needs from files: a configuration (full, or topology and tables only) and
+ * a directory TSV: `directoryPath` when given, else the configuration's `[directory] file`
+ * (without either, every key is unlisted). What `geoproxy serve` and `geoproxy explain` load.
  */
 export function loadRouting(configPath: string, directoryPath?: string): Routing {
   const config = loadConfig(configPath);
   const topology = Topology.fromConfig(config);
+  const file = directoryPath ?? config.directory.file;
   const directory =
-    directoryPath === undefined
-      ? new MemoryDirectory()
-      : loadDirectoryTsv(directoryPath, topology, config.routing.keyType);
+    file === undefined ? new MemoryDirectory() : loadDirectoryTsv(file, topology, config.routing.keyType);
   return { config, topology, directory };
 }

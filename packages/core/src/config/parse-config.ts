@@ -1,3 +1,4 @@
+import { dirname, isAbsolute, resolve } from "node:path";
 import { parse as parseToml, TomlError } from "smol-toml";
 import { ConfigError } from "../errors/config-error.js";
 import {
@@ -16,6 +17,7 @@ import type {
   AuthConfig,
   AuthUser,
   DefaultPlacement,
+  DirectoryConfig,
   DirectoryStoreConfig,
   Endpoint,
   GatherConfig,
@@ -38,6 +40,7 @@ const TOP_LEVEL = [
   "pool",
   "tls",
   "admin",
+  "directory",
   "directory_store",
   "gather",
   "txn",
@@ -90,6 +93,7 @@ export function parseConfig(text: string, file = "<config>"): GeoConfig {
     tls: readTls(root.table("tls")),
     gather: readGather(root.table("gather")),
     txn: readTxn(root.table("txn")),
+    directory: readDirectory(root.table("directory"), file),
     ...(admin === undefined ? {} : { admin }),
     ...(directoryStore === undefined ? {} : { directoryStore }),
   };
@@ -370,6 +374,15 @@ function readAdmin(reader: FieldReader | undefined): AdminConfig | undefined {
     tls: reader.boolean("tls", d.tls),
     ...(password === undefined ? {} : { password }),
   };
+}
+
+function readDirectory(reader: FieldReader | undefined, configFile: string): DirectoryConfig {
+  if (reader === undefined) return {};
+  reader.onlyKnown(["file"]);
+  const file = reader.string("file");
+  if (file === undefined) return {};
+  // Relative to the configuration's own folder, so the file works from any working directory.
+  return { file: isAbsolute(file) ? file : resolve(dirname(configFile), file) };
 }
 
 function readDirectoryStore(

@@ -162,6 +162,15 @@ export interface TxnConfig {
   readonly decideDeadlineMs: number;
 }
 
+/** Where the key directory is read from at start. */
+export interface DirectoryConfig {
+  /**
+   * The directory TSV (`key<TAB>region` lines), as an absolute path: a relative `file` is resolved
+   * against the configuration file's folder. Absent: every key is unlisted (placed at home).
+   */
+  readonly file?: string;
+}
+
 /** A validated configuration; every default filled in. */
 export interface GeoConfig {
   /** The file it came from, for messages. */
@@ -177,6 +186,8 @@ export interface GeoConfig {
   readonly admin?: AdminConfig;
   /** Absent when the section is absent: the directory is the in-memory one. */
   readonly directoryStore?: DirectoryStoreConfig;
+  /** The directory file; `geoproxy serve --directory` overrides it. */
+  readonly directory: DirectoryConfig;
   readonly gather: GatherConfig;
   readonly txn: TxnConfig;
 }
