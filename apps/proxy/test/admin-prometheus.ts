@@ -30,10 +30,11 @@ function familyOf(name: string, types: ReadonlyMap<string, string>): string | un
   return undefined;
 }
 
+/** As Prometheus reads values (Go's ParseFloat): NaN and Inf in any case; prom-client writes `Nan`. */
 function readValue(text: string): number {
-  if (text === "+Inf") return Number.POSITIVE_INFINITY;
-  if (text === "-Inf") return Number.NEGATIVE_INFINITY;
-  if (text === "NaN") return Number.NaN;
+  if (/^\+?inf$/i.test(text)) return Number.POSITIVE_INFINITY;
+  if (/^-inf$/i.test(text)) return Number.NEGATIVE_INFINITY;
+  if (/^nan$/i.test(text)) return Number.NaN;
   const value = Number(text);
   if (Number.isNaN(value)) throw new Error(`not a sample value: ${text}`);
   return value;

@@ -84,6 +84,22 @@ describe("the admin port served by the proxy, in front of three PostgreSQL serve
     expect(hits + misses).toBeGreaterThanOrEqual(5);
     expect(after.types.get("geoproxy_statement_duration_seconds")).toBe("histogram");
     expect(after.all("geoproxy_alert")).toEqual([]);
+    expect(
+      after.samples.filter((sample) => sample.name.startsWith("geoproxy_") && Number.isNaN(sample.value)),
+    ).toEqual([]);
+  });
+
+  it("counts a read over every region as one scatter statement, once in each region", async () => {
+    const before = await scrape();
+    await client.query("SELECT count(*) FROM users");
+    const after = await scrape();
+    const delta = (name: string, labels: Record<string, string> = {}): number =>
+      (after.value(name, labels) ?? 0) - (before.value(name, labels) ?? 0);
+    expect(delta("geoproxy_statement_duration_seconds_count", { plan: "scatter" })).toBe(1);
+    for (const region of ["eu-west", "us-east", "ap-south"]) {
+      expect(delta("geoproxy_region_statements_total", { region }), region).toBe(1);
+    }
+    expect(delta("geoproxy_statements_left_home_total")).toBe(1);
   });
 
   it("counts a connection while it is open and not after it closed", async () => {

@@ -25,7 +25,14 @@ export class ObservedClient {
   readonly #session: Session;
   readonly #metrics: ProxyMetrics;
   readonly #home: string;
-  /** The exchange's statements so far: the first `#pending` entries of the two arrays below. */
+  /**
+   * Statements are numbered as they are routed; those not timed yet are numbers `#first` up to
+   * `#pending`, held in the two arrays below from number `#base` on. With a pipelining client the
+   * next exchange's statements are routed before the previous exchange's ReadyForQuery is
+   * written, so each exchange remembers the number its own statements end at.
+   */
+  #base = 0;
+  #first = 0;
   #pending = 0;
   /** Kept and overwritten rather than emptied, so counting a statement allocates nothing. */
   readonly #kinds: PlanKind[] = [];
@@ -65,7 +72,7 @@ export class ObservedClient {
     const kind = planKindOf(route);
     if (kind === null) return;
     this.statements++;
-    const at = this.#pending++;
+    const at = this.#pending++ - this.#base;
     this.#kinds[at] = kind;
     this.#starts[at] = performance.now();
     switch (route.kind) {
@@ -95,25 +102,36 @@ export class ObservedClient {
 
   /** After the session handled one client message: a Query or a Sync ends an exchange. */
   afterMessage(code: number): void {
-    if (this.#pending === 0) return;
+    if (this.#pending === this.#first) return;
     if (code !== FrontendCode.Query && code !== FrontendCode.Sync) return;
     const relay = this.#session.relay;
+    const upTo = this.#pending;
     if (relay.pending === 0) {
-      this.#observe(performance.now());
+      this.#observe(upTo, performance.now());
       return;
     }
     // The exchange's ReadyForQuery is still queued: time it when it has been written.
-    relay.local({ bytes: nothing, effect: () => this.#observe(performance.now()) });
+    relay.local({ bytes: nothing, effect: () => this.#observe(upTo, performance.now()) });
   }
 
-  #observe(end: number): void {
+  /** Times the statements before `upTo` that are not timed yet; their exchange ended at `end`. */
+  #observe(upTo: number, end: number): void {
     const kinds = this.#kinds;
     const starts = this.#starts;
-    const count = this.#pending;
-    this.#pending = 0;
-    for (let i = 0; i < count; i++) {
-      const until = i + 1 < count ? starts[i + 1]! : end;
+    const last = upTo - this.#base;
+    for (let i = this.#first - this.#base; i < last; i++) {
+      const until = i + 1 < last ? starts[i + 1]! : end;
       this.#metrics.observeStatement(kinds[i]!, Math.max(0, until - starts[i]!) / 1000);
+    }
+    this.#first = upTo;
+    if (upTo === this.#pending) {
+      // Nothing in flight: start the arrays over (kept, so nothing is allocated).
+      this.#base = upTo;
+    } else if (upTo - this.#base > COMPACT_AFTER) {
+      // A client that always has the next exchange in flight: drop what was timed.
+      kinds.splice(0, last);
+      starts.splice(0, last);
+      this.#base = upTo;
     }
   }
 }
@@ -130,6 +148,9 @@ function stateOf(session: Session): ClientState {
       return session.relay.pending === 0 ? "idle in transaction" : "active";
   }
 }
+
+/** Timed statements kept before the arrays are compacted, for a client that never pauses. */
+const COMPACT_AFTER = 256;
 
 function nothing(): null {
   return null;
