@@ -97,6 +97,7 @@ export const SESSION_EFFECT_KINDS = [
   "declare-with-hold",
   "create-temp",
   "advisory-lock",
+  "close-cursor",
   "discard",
   "load",
 ] as const;

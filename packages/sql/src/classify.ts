@@ -251,8 +251,17 @@ function shapeOf(node: Node, schema: SchemaInfo): Shape {
     }
     case "FetchStmt":
       return { kind: "utility", command: "FETCH", readOnly: true, needsPrimary: undefined };
-    case "ClosePortalStmt":
-      return { kind: "utility", command: "CLOSE CURSOR", readOnly: true, needsPrimary: undefined };
+    case "ClosePortalStmt": {
+      // CLOSE ALL has no name: every cursor, WITH HOLD ones included, is gone.
+      const name = nodeAs(node, "ClosePortalStmt")?.portalname;
+      return {
+        kind: "utility",
+        command: "CLOSE CURSOR",
+        readOnly: true,
+        needsPrimary: undefined,
+        effects: [{ kind: "close-cursor", local: false, ...(name === undefined ? {} : { name }) }],
+      };
+    }
     case "DiscardStmt": {
       const target = nodeAs(node, "DiscardStmt")?.target;
       const value =

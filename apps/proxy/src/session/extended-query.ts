@@ -87,6 +87,8 @@ export class ExtendedQuery {
   batchWriteRegion: string | null = null;
   /** Between the first extended message and its Sync. */
   inBatch = false;
+  /** Errors the client had been sent when the batch began: more at Sync means it failed. */
+  private errorsAtBatchStart = 0;
 
   constructor(private readonly session: Session) {}
 
@@ -131,6 +133,7 @@ export class ExtendedQuery {
       await this.sync();
       return;
     }
+    if (!this.inBatch) this.errorsAtBatchStart = this.session.relay.errorsSent;
     this.inBatch = true;
     if (this.skipping) return;
     switch (frame.code) {
@@ -460,6 +463,7 @@ export class ExtendedQuery {
       await this.aborting;
       this.aborting = null;
     }
+    const errorsBefore = this.errorsAtBatchStart;
     this.skipping = false;
     this.inBatch = false;
     this.batchWriteRegion = null;
@@ -496,6 +500,7 @@ export class ExtendedQuery {
         for (const leg of [...session.batchLegs.values()]) {
           if (session.txn?.legs.get(leg.region) !== leg) session.releaseLeg(leg);
         }
+        session.settleBatchPins(session.relay.errorsSent > errorsBefore);
       },
     });
   }

@@ -1,10 +1,23 @@
 import type { Analysis } from "@geo/sql";
 
+/** Functions that release session advisory locks rather than take them. */
+const ADVISORY_UNLOCKS: ReadonlySet<string> = new Set([
+  "pg_advisory_unlock",
+  "pg_advisory_unlock_shared",
+  "pg_advisory_unlock_all",
+]);
+
 /**
  * Session objects that live on one backend connection and cannot follow the client to another:
  * LISTEN channels, WITH HOLD cursors, temporary tables, session advisory locks, SQL-level
  * prepared statements and loaded libraries. While any lives, the client keeps that connection
  * (it is "pinned"); the connection is reset with DISCARD ALL when the client leaves.
+ *
+ * What ends them: UNLISTEN (a channel, or `*`), CLOSE of the cursor (or CLOSE ALL),
+ * pg_advisory_unlock_all(), DEALLOCATE, DISCARD. When nothing is left the client is unpinned.
+ * A single pg_advisory_unlock(key) does not unpin: session locks nest (a key locked twice needs
+ * two unlocks), pg_try_advisory_lock may not have taken its lock, and keys may be parameters, so
+ * the proxy cannot tell when the last lock went; pg_advisory_unlock_all() always ends them all.
  */
 export class SessionPins {
   private readonly listens = new Set<string>();
@@ -22,16 +35,22 @@ export class SessionPins {
         (effect.kind === "listen" ||
           effect.kind === "declare-with-hold" ||
           effect.kind === "create-temp" ||
-          effect.kind === "advisory-lock" ||
+          (effect.kind === "advisory-lock" && !ADVISORY_UNLOCKS.has(effect.name ?? "")) ||
           effect.kind === "prepare" ||
           effect.kind === "load"),
     );
   }
 
-  /** Records the effects of a statement that succeeded on the pinned connection. */
-  record(analysis: Analysis): void {
+  /**
+   * Records the effects of a statement that succeeded on the pinned connection. Inside a
+   * transaction block nothing is removed: UNLISTEN takes effect only at commit, and a block that
+   * rolls back would leave the object alive on a connection the client no longer holds. Staying
+   * pinned a little longer is always safe.
+   */
+  record(analysis: Analysis, inBlock = false): void {
     for (const effect of analysis.sessionEffects) {
       const name = effect.name ?? "";
+      if (inBlock && SessionPins.removes(effect)) continue;
       switch (effect.kind) {
         case "listen":
           this.listens.add(name);
@@ -47,8 +66,12 @@ export class SessionPins {
           if (!effect.local) this.objects.add(`temp:${name}`);
           break;
         case "advisory-lock":
-          // Unlocks are not tracked: a session that took a lock stays pinned until DISCARD ALL.
-          if (!effect.local) this.objects.add("advisory");
+          if (effect.name === "pg_advisory_unlock_all") this.objects.delete("advisory");
+          else if (!effect.local && !ADVISORY_UNLOCKS.has(name)) this.objects.add("advisory");
+          break;
+        case "close-cursor":
+          if (effect.name === undefined) this.dropPrefix("cursor:");
+          else this.objects.delete(`cursor:${name}`);
           break;
         case "prepare":
           this.objects.add(`prepared:${name}`);
@@ -72,6 +95,20 @@ export class SessionPins {
         case "execute":
           break;
       }
+    }
+  }
+
+  private static removes(effect: Analysis["sessionEffects"][number]): boolean {
+    switch (effect.kind) {
+      case "unlisten":
+      case "close-cursor":
+      case "deallocate":
+      case "discard":
+        return true;
+      case "advisory-lock":
+        return effect.name === "pg_advisory_unlock_all";
+      default:
+        return false;
     }
   }
 

@@ -14,14 +14,7 @@ export class SessionSettings {
   /** StartupMessage parameters that are settings (application_name, client_encoding, `-c` options...). */
   static fromStartup(parameters: Readonly<Record<string, string>>): SessionSettings {
     const settings = new SessionSettings();
-    for (const [name, value] of Object.entries(parameters)) {
-      if (NOT_SETTINGS.has(name) || name.startsWith("_pq_.")) continue;
-      if (name === "options") {
-        for (const [option, optionValue] of parseOptions(value)) settings.setValue(option, optionValue);
-        continue;
-      }
-      settings.setValue(name, value);
-    }
+    for (const [name, value] of startupSettings(parameters)) settings.setValue(name, value);
     return settings;
   }
 
@@ -75,6 +68,7 @@ export class SessionSettings {
       case "declare-with-hold":
       case "create-temp":
       case "advisory-lock":
+      case "close-cursor":
       case "load":
         return;
     }
@@ -112,6 +106,17 @@ export class SessionSettings {
     this.values.clear();
     for (const [name, statement] of from.values) this.values.set(name, statement);
   }
+}
+
+/** The settings among StartupMessage parameters, `options` split into its `-c name=value` pairs. */
+export function startupSettings(parameters: Readonly<Record<string, string>>): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (const [name, value] of Object.entries(parameters)) {
+    if (NOT_SETTINGS.has(name) || name.startsWith("_pq_.")) continue;
+    if (name === "options") pairs.push(...parseOptions(value));
+    else pairs.push([name, value]);
+  }
+  return pairs;
 }
 
 /** StartupMessage fields that are not run-time settings. */

@@ -53,9 +53,10 @@ import type { Route } from "../routing/router.js";
 import type { ProxyRuntime } from "../server/runtime.js";
 import { ExtendedQuery } from "./extended-query.js";
 import { SessionPins } from "./session-pins.js";
-import { SessionSettings } from "./session-settings.js";
+import { SessionSettings, startupSettings } from "./session-settings.js";
 import { runSimpleQuery } from "./simple-query.js";
 import { checkStartup, loginReply, REPORTED_PARAMETERS } from "./startup.js";
+import { checkStartupSettings } from "./startup-settings.js";
 import { Transaction } from "./transaction.js";
 
 export const SESSION_PHASES = ["startup", "login", "ready", "closed"] as const;
@@ -98,6 +99,8 @@ export class Session {
   committingGid: string | null = null;
   /** Replicated tables this session wrote at their writer: read from there from now on (read-your-writes). */
   readonly writerReads = new Set<string>();
+  /** Statements of the current extended batch whose pin removals wait for its Sync. */
+  private readonly batchPins: Analysis[] = [];
   /** Legs used by the extended-protocol batch since the last Sync (outside a transaction). */
   readonly batchLegs = new Map<string, Leg>();
   /** Work outside the legs that a CancelRequest must stop too (the regions of a scatter read). */
@@ -296,8 +299,22 @@ export class Session {
     this.database = check.database;
     this.framer.markAuthenticated();
     this.settings = SessionSettings.fromStartup(message.parameters);
-    // The home region's values, with the client's own for the settings it gave: its settings
-    // are replayed (and so checked) on the first connection each statement uses.
+    // Checked now, as PostgreSQL checks them at connect: replayed later, a bad one would fail
+    // every statement instead of the login.
+    const home = this.runtime.router.topology.home.id;
+    checkStartupSettings(startupSettings(message.parameters), this.runtime.pools, () =>
+      this.runtime.pools.acquire(home, this.user),
+    ).then(
+      (invalid) => {
+        if (invalid !== null) this.fatal(invalid);
+        else this.completeLogin(message, check.negotiate);
+      },
+      (error: unknown) => this.fatal(internalError(error)),
+    );
+  }
+
+  private completeLogin(message: StartupMessage, negotiate: Buffer | null): void {
+    // The home region's values, with the client's own for the settings it gave.
     const parameters = new Map(this.runtime.homeParameters);
     for (const name of REPORTED_PARAMETERS) {
       const value = message.parameters[name];
@@ -305,11 +322,13 @@ export class Session {
     }
     if (this.phase === "closed") return;
     this.key = this.runtime.cancels.register(this);
-    if (check.negotiate !== null) this.writer.write(check.negotiate);
+    if (negotiate !== null) this.writer.write(negotiate);
     this.writer.write(loginReply(parameters, this.key));
     this.writer.write(Messages.readyForQueryIdle);
     this.phase = "ready";
     this.log.info({ user: this.user, database: this.database }, "client logged in");
+    // Messages the client pipelined behind its StartupMessage waited for this.
+    this.kick();
   }
 
   // ------------------------------------------------------------------------------------------
@@ -414,19 +433,20 @@ export class Session {
     }
   }
 
+  /**
+   * Waits for every answer in flight. Mid-batch a backend holds the answers of Parse/Bind/Execute
+   * until Sync or Flush, so the leg in use is flushed first: waiting without it never ends.
+   */
+  async settle(): Promise<void> {
+    await this.quiesceActive();
+    await this.relay.idle();
+  }
+
   /** Gives a leg back once it is not needed: kept while pinned or in a transaction. */
   releaseLeg(leg: Leg): void {
     if (leg === this.pinnedLeg || leg.outstanding > 0) return;
     if (this.txn?.legs.get(leg.region) === leg) return;
     if (this.batchLegs.get(leg.region) === leg) this.batchLegs.delete(leg.region);
-  /**
-   * Waits for every answer in flight. Mid-batch a backend holds the answers of Parse/Bind/Execute
-   * until Sync or Flush, so the leg in use is flushed first: waiting without it never ends.
-   */
-  async settle(): Promise<void> 
-    await this.quiesceActive();
-    await this.relay.idle();
-
     if (this.activeLeg === leg) this.activeLeg = null;
     leg.release(false);
   }
@@ -513,7 +533,10 @@ export class Session {
     for (const analysis of analyses) {
       if (analysis.sessionEffects.length === 0) continue;
       this.settings.record(analysis);
-      this.pins.record(analysis);
+      // Mid-batch outside a block the batch may still fail and roll back: removals wait for Sync.
+      const batchOpen = this.txn === null && this.extended.inBatch;
+      if (batchOpen) this.batchPins.push(analysis);
+      this.pins.record(analysis, this.txn !== null || batchOpen);
       if (leg === null) continue;
       const changesSettings = analysis.sessionEffects.some(
         (effect) =>
@@ -533,11 +556,27 @@ export class Session {
         this.log.info({ region: leg.region }, "session pinned to its connection");
       }
     }
-    if (this.pinnedLeg !== null && !this.pins.pinned && this.txn === null) {
-      const leg = this.pinnedLeg;
-      this.pinnedLeg = null;
-      this.releaseLeg(leg);
-    }
+    this.unpinIfFree();
+  }
+
+  /** At Sync: a batch that succeeded outside a block committed its UNLISTEN, CLOSE... */
+  settleBatchPins(batchFailed: boolean): void {
+    const held = this.batchPins.splice(0);
+    if (batchFailed || this.txn !== null) return;
+    for (const analysis of held) this.pins.record(analysis, false);
+    this.unpinIfFree();
+  }
+
+  /**
+   * Gives the pinned connection back once nothing pins the client to it. Never inside a block,
+   * nor mid-batch (the batch's implicit transaction is still open there): Sync calls it again.
+   */
+  unpinIfFree(): void {
+    const leg = this.pinnedLeg;
+    if (leg === null || this.pins.pinned || this.txn !== null || this.extended.inBatch) return;
+    this.pinnedLeg = null;
+    this.log.info({ region: leg.region }, "session unpinned from its connection");
+    this.releaseLeg(leg);
   }
 
   /**
@@ -696,8 +735,11 @@ export class Session {
           return;
         }
         const name = control.name ?? "";
-        if (control.action === "savepoint") txn.savepoint(name, analysis.text);
-        else txn.unwindTo(name, control.action === "rollback-to");
+        if (control.action === "savepoint") txn.savepoint(name, analysis.text, this.settings.snapshot());
+        else {
+          const before = txn.unwindTo(name, control.action === "rollback-to");
+          if (before !== undefined) this.settings.restore(before);
+        }
         if (control.action === "rollback-to") txn.failed = false;
         const legs = [...txn.legs.values()];
         const primary = txn.primaryLeg();

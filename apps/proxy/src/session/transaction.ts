@@ -18,8 +18,11 @@ export class Transaction {
   endsAtSync = false;
   /** Failed by the proxy itself (a refused statement): everything but ROLLBACK gets 25P02. */
   failed = false;
-  /** SAVEPOINT statements still open, oldest first, with their names. */
-  readonly savepoints: { name: string; sql: string }[] = [];
+  /**
+   * SAVEPOINT statements still open, oldest first, with their names, the session's settings and
+   * how many SET LOCALs the block had when each was made: ROLLBACK TO undoes later SETs.
+   */
+  readonly savepoints: { name: string; sql: string; settings: SessionSettings; localSettings: number }[] = [];
   /** Legs where the client's own SET/RESET ran inside this block: their settings change with its outcome. */
   readonly settingsLegs = new Set<Leg>();
   /** SET LOCAL statements of this block, replayed on legs opened after them. */
@@ -68,17 +71,25 @@ export class Transaction {
     }
   }
 
-  savepoint(name: string, sql: string): void {
-    this.savepoints.push({ name, sql });
+  savepoint(name: string, sql: string, settings: SessionSettings): void {
+    this.savepoints.push({ name, sql, settings, localSettings: this.localSettings.length });
   }
 
-  /** RELEASE drops the savepoint and every later one; ROLLBACK TO keeps it. */
-  unwindTo(name: string, keep: boolean): void {
+  /**
+   * RELEASE drops the savepoint and every later one; ROLLBACK TO keeps it, drops the SET LOCALs
+   * made after it and returns the session's settings as they were when it was made (PostgreSQL
+   * undoes SETs made after a savepoint rolled back to). Undefined when no savepoint has the name.
+   */
+  unwindTo(name: string, keep: boolean): SessionSettings | undefined {
     for (let i = this.savepoints.length - 1; i >= 0; i--) {
-      if (this.savepoints[i]!.name === name) {
+      const savepoint = this.savepoints[i]!;
+      if (savepoint.name === name) {
         this.savepoints.splice(keep ? i + 1 : i);
-        return;
+        if (!keep) return undefined;
+        this.localSettings.splice(savepoint.localSettings);
+        return savepoint.settings.snapshot();
       }
     }
+    return undefined;
   }
 }

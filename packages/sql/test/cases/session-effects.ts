@@ -42,6 +42,12 @@ export const sessionEffects: Case[] = [
     expect: { kind: "utility", effects: ["declare-with-hold c"], keys: ["'a'"], readOnly: true },
   },
   { sql: "DECLARE c CURSOR FOR SELECT * FROM users", expect: { effects: [], tables: ["users@0"] } },
+  { sql: "CLOSE c", expect: { kind: "utility", effects: ["close-cursor c"], readOnly: true } },
+  { sql: "CLOSE ALL", expect: { effects: ["close-cursor"] } },
+  {
+    sql: "SELECT pg_advisory_unlock_all()",
+    expect: { effects: ["advisory-lock pg_advisory_unlock_all"] },
+  },
   { sql: "DECLARE c CURSOR FOR SELECT * FROM users FOR UPDATE", expect: { primary: "locking-clause" } },
   { sql: "CREATE TEMP TABLE scratch (id int)", expect: { kind: "ddl", effects: ["create-temp scratch"] } },
   { sql: "CREATE TEMPORARY TABLE scratch AS SELECT 1", expect: { effects: ["create-temp scratch"] } },
