@@ -7,6 +7,8 @@ import {
   type AnyConsoleCommandName,
   readProxyConsoleCommand,
 } from "./proxy-commands.js";
+import { rebalance } from "./rebalance.js";
+import { relocate } from "./relocate.js";
 import { route } from "./route.js";
 import { showAlerts } from "./show-alerts.js";
 import { showClients } from "./show-clients.js";
@@ -55,9 +57,11 @@ function handlerFor(command: AnyConsoleCommandName): ConsoleHandler | undefined 
       return whereIs;
     case "route":
       return route;
-    case "show-peers":
     case "relocate":
+      return relocate;
     case "rebalance":
+      return rebalance;
+    case "show-peers":
     case "drain":
     case "undrain":
       return undefined;

@@ -34,6 +34,11 @@ export class Router {
     readonly topology: Topology,
     readonly directory: Directory,
     private readonly gather: GatherConfig | undefined,
+    /**
+     * Where a key with no directory entry may have rows when read: `anywhere` with a directory
+     * store (rows written before it, or by other proxies). An INSERT always places a new key.
+     */
+    private readonly unlistedKeys: "placed" | "anywhere" = "placed",
   ) {}
 
   /** Analyses one statement; an unreadable one becomes the error to send. */
@@ -58,6 +63,7 @@ export class Router {
     return plan(analysis, {
       topology: this.topology,
       directory: this.directory,
+      unlistedKeys: analysis.kind === "insert" ? "placed" : this.unlistedKeys,
       ...(params === undefined ? {} : { params }),
       ...(this.gather === undefined ? {} : { gather: this.gather }),
     });

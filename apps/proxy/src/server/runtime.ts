@@ -3,6 +3,7 @@ import type { ConsoleContext } from "../console/context.js";
 import type { TxnService } from "../distributed/txn-service.js";
 import type { RegionPools } from "../executor/region-pools.js";
 import type { Logger } from "../log.js";
+import type { Moves } from "../moves/moves.js";
 import type { Observability } from "../observability/observability.js";
 import type { Router } from "../routing/router.js";
 import type { CancelRegistry } from "./cancel-registry.js";
@@ -23,6 +24,8 @@ export interface ProxyRuntime {
   readonly observability: Observability;
   /** Two-phase commit of writes across regions: coordinator, decision log, recovery. */
   readonly txn: TxnService;
+  /** The directory in PostgreSQL, holds and moves: present with a `[directory_store]` section. */
+  readonly moves?: Moves | undefined;
   /** True once shutdown began: idle sessions close, new ones are refused. */
   readonly shuttingDown: boolean;
 }

@@ -1,0 +1,269 @@
+import type { RegionId } from "@geo/core";
+import type { Lease } from "@geo/pool";
+import { PgError, SqlState } from "@geo/proto";
+import type { Coordinator, Participant } from "@geo/txn";
+import type { DirectoryStore, GeoTable } from "../directory/directory-store.js";
+import { MOVING_SETTING } from "../directory/guard-sql.js";
+import { query, type RegionRunner } from "../directory/region-runner.js";
+import { ident, inList, literal, qualified } from "../directory/sql-text.js";
+import type { Logger } from "../log.js";
+import type { HoldRegistry } from "./hold-registry.js";
+import {
+  countMismatch,
+  keyInSeveralRegions,
+  moveLockTimeout,
+  outsideForeignKey,
+  unknownRegion,
+} from "./move-errors.js";
+import { foreignKeySql, orderTables } from "./table-order.js";
+
+/** One row of a move's answer: a table's rows from one region. */
+export interface MovedTable {
+  readonly table: string;
+  readonly from: RegionId;
+  readonly to: RegionId;
+  readonly rows: number;
+  readonly state: "moved" | "in-doubt";
+}
+
+export interface MoveSettings {
+  readonly lockTimeoutMs: number;
+}
+
+/**
+ * Moves keys, with their rows in every geo-partitioned table, to one region in one atomic step:
+ *
+ * 1. Hold the keys (new statements for them wait) and wait for statements already under way.
+ * 2. In every region, on the proxy's own pooled connections: BEGIN, `SET LOCAL lock_timeout`,
+ *    `SET LOCAL geoproxy.moving = on` (the guards let this transaction alone through).
+ * 3. Find where each key's rows are (a key with rows in two regions is refused), then in each
+ *    source `LOCK TABLE ... IN EXCLUSIVE MODE`: writers wait, readers do not.
+ * 4. Per table, parents first: read the rows (as JSON), insert them in the destination; then,
+ *    children first, delete them in the source. Each count must equal the one before it.
+ * 5. Rewrite the key's directory entry in every region; commit everywhere in two phases.
+ * 6. Point the in-memory directory at the destination and let the held statements go.
+ *
+ * Any failure before the commit decision rolls every region back: nothing changed.
+ */
+export class KeyMover {
+  constructor(
+    private readonly store: DirectoryStore,
+    private readonly runner: RegionRunner,
+    private readonly holds: HoldRegistry,
+    private readonly coordinator: () => Promise<Coordinator>,
+    private readonly settings: MoveSettings,
+    private readonly log: Logger,
+  ) {}
+
+  async move(rawKeys: readonly string[], to: RegionId): Promise<MovedTable[] | PgError> {
+    const topology = this.store.topology;
+    if (!topology.hasRegion(to)) return unknownRegion(to, topology.regionIds);
+    const keys = [...new Set(rawKeys.map((key) => this.store.canonical(key)))];
+    const hold = this.holds.hold(keys);
+    try {
+      if (!(await this.holds.drained(hold, this.settings.lockTimeoutMs)))
+        return moveLockTimeout("statements on the key were still running", this.settings.lockTimeoutMs);
+      return await this.moveHeld(keys, to);
+    } finally {
+      hold.release();
+    }
+  }
+
+  private async moveHeld(keys: readonly string[], to: RegionId): Promise<MovedTable[] | PgError> {
+    const regions = this.store.topology.regionIds;
+    const leases = new Map<RegionId, Lease>();
+    let finished = false;
+    try {
+      for (const region of regions) {
+        const lease = await this.runner.acquire(region);
+        leases.set(region, lease);
+        await query(
+          lease,
+          `BEGIN; SET LOCAL lock_timeout = '${this.settings.lockTimeoutMs}ms'; SET LOCAL ${MOVING_SETTING} = on`,
+        );
+      }
+      const on = (region: RegionId): Lease => leases.get(region)!;
+      const geo = this.store.geoTables;
+      const order = orderTables(geo, (await query(on(to), foreignKeySql(geo))).rows);
+      if (order.outside !== undefined)
+        return outsideForeignKey(order.outside.child, order.outside.parent, to);
+
+      const holders = await this.whereRowsAre(keys, regions, on);
+      if (holders instanceof PgError) return holders;
+      const sources = new Map<RegionId, string[]>();
+      for (const key of keys) {
+        const from = holders.get(key);
+        if (from === undefined || from === to) continue;
+        const list = sources.get(from) ?? [];
+        list.push(key);
+        sources.set(from, list);
+      }
+      const moved: MovedTable[] = [];
+      if (sources.size > 0) {
+        const lockList = order.tables.map((table) => qualified(table.table)).join(", ");
+        for (const from of sources.keys()) {
+          await query(on(from), `LOCK TABLE ${lockList} IN EXCLUSIVE MODE`);
+        }
+        const columns = await this.columnsOf(order.tables, on(to));
+        const counts = new Map<string, number>();
+        for (const table of order.tables) {
+          for (const [from, fromKeys] of sources) {
+            const read = await query(on(from), readSql(table, fromKeys, columns.get(table.table)!));
+            const count = Number(read.rows[0]?.["n"] ?? "0");
+            counts.set(`${table.table}\u0000${from}`, count);
+            if (count === 0) continue;
+            const inserted = await query(
+              on(to),
+              insertSql(table, columns.get(table.table)!, read.rows[0]?.["rows"] ?? "[]"),
+            );
+            const insertedCount = Number(inserted.tag.split(" ")[2] ?? "-1");
+            if (insertedCount !== count)
+              return countMismatch(table.table, `inserted in ${to}`, count, insertedCount);
+          }
+        }
+        for (const table of [...order.tables].reverse()) {
+          for (const [from, fromKeys] of sources) {
+            const count = counts.get(`${table.table}\u0000${from}`)!;
+            const deleted = await query(
+              on(from),
+              `DELETE FROM ${qualified(table.table)} WHERE ${ident(table.key)} ${inList(fromKeys)}`,
+            );
+            const deletedCount = Number(deleted.tag.split(" ")[1] ?? "-1");
+            if (deletedCount !== count)
+              return countMismatch(table.table, `deleted from ${from}`, count, deletedCount);
+            moved.push({ table: table.table, from, to, rows: count, state: "moved" });
+          }
+        }
+      }
+      const entry = this.store.table.moveSql(keys, to);
+      for (const region of regions) await query(on(region), entry);
+      const participants: Participant[] = regions.map((region) => ({
+        region,
+        query: async (sql: string) => {
+          const result = await query(on(region), sql);
+          return { rows: result.rows, command: result.tag };
+        },
+      }));
+      const coordinator = await this.coordinator();
+      const result = await coordinator.commit(participants);
+      finished = true;
+      for (const key of keys) this.store.directory.assign(key, to);
+      this.log.info({ keys: keys.length, to, gid: result.gid, outcome: result.outcome }, "keys moved");
+      if (moved.length === 0) {
+        return this.store.geoTables.map((table) => ({
+          table: table.table,
+          from: sourceName(keys, holders, this.store),
+          to,
+          rows: 0,
+          state: result.outcome === "committed" ? "moved" : "in-doubt",
+        }));
+      }
+      return result.outcome === "committed" ? moved : moved.map((row) => ({ ...row, state: "in-doubt" }));
+    } catch (error) {
+      return this.failure(error);
+    } finally {
+      await this.finish(leases, finished);
+    }
+  }
+
+  /** Where each key's rows are; a key in two regions refuses the move. Keys with no rows: none. */
+  private async whereRowsAre(
+    keys: readonly string[],
+    regions: readonly RegionId[],
+    on: (region: RegionId) => Lease,
+  ): Promise<Map<string, RegionId> | PgError> {
+    const geo = this.store.geoTables;
+    const probe = geo
+      .map(
+        (table) =>
+          `SELECT DISTINCT ${ident(table.key)}::text AS key FROM ${qualified(table.table)} WHERE ${ident(table.key)} ${inList(keys)}`,
+      )
+      .join(" UNION ");
+    const found = new Map<string, RegionId[]>();
+    for (const region of regions) {
+      for (const row of (await query(on(region), probe)).rows) {
+        const key = row["key"];
+        if (key == null) continue;
+        const list = found.get(key) ?? [];
+        list.push(region);
+        found.set(key, list);
+      }
+    }
+    const holders = new Map<string, RegionId>();
+    for (const [key, list] of found) {
+      if (list.length > 1) return keyInSeveralRegions(key, list);
+      holders.set(key, list[0]!);
+    }
+    return holders;
+  }
+
+  /** The columns a copy carries: every stored column (generated ones are computed again). */
+  private async columnsOf(tables: readonly GeoTable[], lease: Lease): Promise<Map<string, string[]>> {
+    const sql = `SELECT t.name, string_agg(quote_ident(a.attname), ',' ORDER BY a.attnum) AS columns
+FROM (VALUES ${tables.map((table) => `(${literal(table.table)})`).join(", ")}) AS t(name)
+JOIN pg_catalog.pg_attribute a ON a.attrelid = to_regclass(t.name) AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
+GROUP BY t.name`;
+    const columns = new Map<string, string[]>();
+    for (const row of (await query(lease, sql)).rows)
+      columns.set(row["name"]!, (row["columns"] ?? "").split(","));
+    for (const table of tables) {
+      if (!columns.has(table.table))
+        throw new PgError({
+          code: SqlState.undefined_table,
+          message: `table ${table.table} does not exist in the destination region`,
+          hint: "Create the geo-partitioned tables in every region before moving keys.",
+        });
+    }
+    return columns;
+  }
+
+  private failure(error: unknown): PgError {
+    const code = (error as { code?: unknown }).code;
+    if (code === SqlState.lock_not_available)
+      return moveLockTimeout("a transaction holds the key's tables", this.settings.lockTimeoutMs);
+    if (error instanceof PgError) return error;
+    if (typeof code === "string" && error instanceof Error) {
+      const fields = error as Error & { hint?: string; detail?: string };
+      return new PgError({
+        code: code as PgError["code"],
+        message: `the move was abandoned: ${error.message}`,
+        ...(fields.hint === undefined ? {} : { hint: fields.hint }),
+        ...(fields.detail === undefined ? {} : { detail: fields.detail }),
+      });
+    }
+    this.log.error({ err: error }, "move failed");
+    return new PgError({
+      code: SqlState.internal_error,
+      message: `the move failed: ${error instanceof Error ? error.message : String(error)}`,
+    });
+  }
+
+  /** Rolls back what did not commit, and gives the connections back (a doubtful one is closed). */
+  private async finish(leases: Map<RegionId, Lease>, committed: boolean): Promise<void> {
+    await Promise.all(
+      [...leases.values()].map(async (lease) => {
+        if (!committed && lease.connection.txStatus !== "I") {
+          await query(lease, "ROLLBACK").catch(() => undefined);
+        }
+        if (lease.connection.txStatus !== "I") lease.discard("left inside a move's transaction");
+        else lease.release();
+      }),
+    );
+  }
+}
+
+function sourceName(keys: readonly string[], holders: Map<string, RegionId>, store: DirectoryStore): string {
+  const regions = new Set(keys.map((key) => holders.get(key) ?? store.directory.lookup(key) ?? "-"));
+  return [...regions].sort().join(",");
+}
+
+/** The rows of the keys as one JSON array, with their count. */
+function readSql(table: GeoTable, keys: readonly string[], columns: readonly string[]): string {
+  return `SELECT count(*)::text AS n, coalesce(json_agg(r), '[]')::text AS rows FROM (SELECT ${columns.join(", ")} FROM ${qualified(table.table)} WHERE ${ident(table.key)} ${inList(keys)}) AS r`;
+}
+
+/** Inserts the JSON rows as they were (identity values kept). */
+function insertSql(table: GeoTable, columns: readonly string[], json: string): string {
+  const list = columns.join(", ");
+  return `INSERT INTO ${qualified(table.table)} (${list}) OVERRIDING SYSTEM VALUE SELECT ${list} FROM json_populate_recordset(NULL::${qualified(table.table)}, ${literal(json)})`;
+}

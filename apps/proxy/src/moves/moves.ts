@@ -1,0 +1,389 @@
+import type { DirectoryStoreConfig, GeoConfig, MutableDirectory, ParamValue, Topology } from "@geo/core";
+import {
+  encodeCommandComplete,
+  encodeDataRow,
+  encodeNoticeResponse,
+  encodeRowDescription,
+  PgError,
+  Severity,
+  SqlState,
+} from "@geo/proto";
+import type { Analysis } from "@geo/sql";
+import { Coordinator, type ParticipantConnector, Recovery, TableDecisionLog } from "@geo/txn";
+import { parseRebalance } from "../console/rebalance.js";
+import { MOVE_COLUMNS, parseRelocate } from "../console/relocate.js";
+import { DirectoryStore, type Location } from "../directory/directory-store.js";
+import { query, RegionRunner } from "../directory/region-runner.js";
+import type { Leg } from "../executor/leg.js";
+import type { RegionPools } from "../executor/region-pools.js";
+import type { Logger } from "../log.js";
+import type { Session, StatementMode } from "../session/session.js";
+import { HoldRegistry, type Ticket } from "./hold-registry.js";
+import { keyInSeveralRegions, moveInTransaction, notAnOperator, unknownRegion } from "./move-errors.js";
+import { KeyMover, type MovedTable } from "./move-keys.js";
+import { rebalance } from "./rebalance-keys.js";
+import { statementKeys } from "./statement-keys.js";
+
+export interface MovesOptions {
+  readonly config: GeoConfig;
+  readonly topology: Topology;
+  readonly pools: RegionPools;
+  readonly log: Logger;
+  /** The directory the router plans with: loaded from the regions' tables, changed by moves. */
+  readonly directory: MutableDirectory;
+}
+
+/** An admitted statement (or simple-query string): in flight until released. */
+export interface Admission {
+  /** First writes to record ahead of the statement, in the region it goes to. */
+  readonly newKeys: readonly string[];
+  release(): void;
+}
+
+interface SessionAdmissions {
+  current: Admission | null;
+  /** Extended protocol: admitted at Bind, released once the batch's Sync is answered. */
+  readonly pending: Admission[];
+}
+
+/** The table of move decisions in the home region (two-phase commit of moves). */
+const MOVE_DECISIONS = "geoproxy_move_decisions";
+
+/**
+ * The directory in PostgreSQL and the moves that change it: what the proxy starts when the
+ * configuration has a `[directory_store]` section. Sessions call `admit` before routing a
+ * statement (holds, keys located in every region) and `beforeSend` when its connection is chosen
+ * (first writes recorded); the console's RELOCATE and REBALANCE run through `runCommand`.
+ */
+export class Moves {
+  readonly holds = new HoldRegistry();
+  readonly mover: KeyMover;
+  private readonly sessions = new WeakMap<Session, SessionAdmissions>();
+  private readonly locating = new Map<string, Promise<Location>>();
+  private opened: Promise<{ coordinator: Coordinator; recovery: Recovery; log: TableDecisionLog }> | null =
+    null;
+
+  private constructor(
+    readonly store: DirectoryStore,
+    private readonly runner: RegionRunner,
+    private readonly options: MovesOptions,
+    private readonly storeConfig: DirectoryStoreConfig,
+  ) {
+    this.mover = new KeyMover(
+      store,
+      runner,
+      this.holds,
+      async () => (await this.twoPhase()).coordinator,
+      { lockTimeoutMs: storeConfig.lockTimeoutMs },
+      options.log,
+    );
+  }
+
+  /** Opens the directory store (tables, guards, load); undefined without `[directory_store]`. */
+  static async start(options: MovesOptions): Promise<Moves | undefined> {
+    const storeConfig = options.config.directoryStore;
+    if (storeConfig === undefined) return undefined;
+    const runner = new RegionRunner(options.topology, options.pools);
+    const store = new DirectoryStore(options.directory, storeConfig, options.topology, runner, options.log);
+    await store.open();
+    const moves = new Moves(store, runner, options, storeConfig);
+    // Moves a previous run left prepared are finished (or rolled back) before any new one.
+    await moves.twoPhase();
+    return moves;
+  }
+
+  get directory(): DirectoryStore["directory"] {
+    return this.store.directory;
+  }
+
+  private twoPhase(): Promise<{ coordinator: Coordinator; recovery: Recovery; log: TableDecisionLog }> {
+    this.opened ??= (async () => {
+      const home = this.options.topology.home.id;
+      const runner = this.runner;
+      const log = await TableDecisionLog.open({
+        executor: { query: async (sql) => toResult(await runner.run(home, sql)) },
+        table: MOVE_DECISIONS,
+      });
+      const connector: ParticipantConnector = {
+        connect: async (region) => {
+          const lease = await runner.acquire(region);
+          return {
+            query: async (sql) => toResult(await query(lease, sql)),
+            close: async () => {
+              if (lease.connection.txStatus !== "I") lease.discard("recovery left it in a transaction");
+              else lease.release();
+            },
+          };
+        },
+      };
+      // Its own prefix: the statement coordinator's recovery never claims a move's transactions.
+      const coordinator = new Coordinator({
+        prefix: movePrefix(this.options.config.server.node),
+        log,
+        connector,
+      });
+      const recovery = new Recovery({
+        coordinator,
+        log,
+        connector,
+        regions: this.options.topology.regionIds,
+        graceMs: this.options.config.txn.recoveryGraceMs,
+        intervalMs: this.options.config.txn.recoveryIntervalMs,
+      });
+      await recovery.start().catch((error: unknown) => {
+        this.options.log.warn({ err: error }, "start-up recovery of moves failed; it is retried");
+      });
+      return { coordinator, recovery, log };
+    })();
+    return this.opened;
+  }
+
+  async close(): Promise<void> {
+    const opened = await this.opened?.catch(() => null);
+    if (opened == null) return;
+    await opened.recovery.stop();
+    await opened.log.close().catch(() => undefined);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Statements
+  // ------------------------------------------------------------------------------------------
+
+  /**
+   * Before a statement (or every statement of a simple-query string) is routed: keys read with
+   * no directory entry are looked for in every region (found in one: recorded there; in two:
+   * refused), then the statement waits while a move holds its keys. Resolves with the admission
+   * to release once the statement's answer is complete, or the error to send instead.
+   */
+  async admit(
+    session: Session,
+    analyses: readonly Analysis[],
+    params?: readonly ParamValue[],
+  ): Promise<Admission | PgError> {
+    const topology = this.options.topology;
+    const directory = this.store.directory;
+    const canonical = (key: string): string => this.store.canonical(key);
+    const touched = analyses.map((analysis) =>
+      statementKeys(analysis, topology, directory, canonical, params),
+    );
+    for (const keys of touched) {
+      for (const key of keys.unlisted) {
+        const location = await this.locate(key);
+        if (location.kind === "several") return keyInSeveralRegions(key, location.regions);
+      }
+    }
+    const any = touched.some((keys) => keys.touch.kind === "any");
+    const keys = touched.flatMap((k) => (k.touch.kind === "keys" ? k.touch.keys : []));
+    const touch = any
+      ? ({ kind: "any" } as const)
+      : keys.length === 0
+        ? ({ kind: "none" } as const)
+        : ({ kind: "keys", keys } as const);
+    const inWork = session.txn !== null && session.txn.legs.size > 0;
+    const ticket = await this.holds.admit(touch, this.storeConfig.holdMs, inWork);
+    if (ticket instanceof PgError) return ticket;
+    const newKeys = this.storeConfig.recordNewKeys
+      ? [...new Set(touched.flatMap((k) => k.newKeys))].filter((key) => directory.lookup(key) === undefined)
+      : [];
+    const state = this.stateOf(session);
+    const admission: Admission = {
+      newKeys,
+      release: () => {
+        (ticket as Ticket).release();
+        if (state.current === admission) state.current = null;
+      },
+    };
+    state.current = admission;
+    return admission;
+  }
+
+  /** Extended protocol: the admission lives until the batch's Sync. */
+  admitted(session: Session, admission: Admission): void {
+    this.stateOf(session).pending.push(admission);
+  }
+
+  /** The client's Sync is queued: the batch's statements are done once `answered` resolves. */
+  afterSync(session: Session, answered: Promise<void>): void {
+    const state = this.sessions.get(session);
+    if (state === undefined || state.pending.length === 0) return;
+    const done = state.pending.splice(0);
+    void answered.finally(() => {
+      for (const admission of done) admission.release();
+    });
+  }
+
+  /**
+   * The statement's connection is chosen: a first write's keys are recorded ahead of it on the
+   * same connection, written in the same flight (no round trip of its own). In a transaction
+   * block, or in an extended-protocol batch, the entry commits or rolls back with the write; a
+   * lone simple query's entry commits on its own just before it, and names the region the key
+   * would be created in anyway.
+   */
+  beforeSend(session: Session, leg: Leg, readOnly: boolean, mode: StatementMode): void {
+    const admission = this.sessions.get(session)?.current;
+    if (admission == null || readOnly || admission.newKeys.length === 0) return;
+    const keys = admission.newKeys;
+    const region = leg.region;
+    const directory = this.store.directory;
+    session.writeOnLeg(leg, this.store.recordSql(keys, region), "quiet", mode.extended, (unit) => {
+      if (unit.failed) return;
+      for (const key of keys) if (directory.lookup(key) === undefined) directory.assign(key, region);
+    });
+  }
+
+  private stateOf(session: Session): SessionAdmissions {
+    let state = this.sessions.get(session);
+    if (state === undefined) {
+      state = { current: null, pending: [] };
+      this.sessions.set(session, state);
+    }
+    return state;
+  }
+
+  /** Looks for a key in every region once, however many statements ask at the same time. */
+  private locate(key: string): Promise<Location> {
+    let running = this.locating.get(key);
+    if (running === undefined) {
+      running = this.store
+        .locate(key)
+        .then(async (location) => {
+          if (location.kind === "one") await this.store.remember(key, location.region);
+          return location;
+        })
+        .finally(() => this.locating.delete(key));
+      this.locating.set(key, running);
+    }
+    return running;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // RELOCATE and REBALANCE
+  // ------------------------------------------------------------------------------------------
+
+  /**
+   * Runs RELOCATE or REBALANCE for a simple query: answers (rows, progress notices, errors) go
+   * through the session's relay in order. False when `analysis` is neither.
+   */
+  async runCommand(session: Session, analysis: Analysis, mode: StatementMode): Promise<boolean> {
+    const command = analysis.console?.command;
+    if (command !== "relocate" && command !== "rebalance") return false;
+    const name = command.toUpperCase();
+    const auth = this.options.config.auth;
+    const error =
+      auth.method === "trust" || !auth.operators.includes(session.user)
+        ? notAnOperator(name, session.user, auth.method === "trust")
+        : session.txn !== null
+          ? moveInTransaction(name)
+          : undefined;
+    if (error !== undefined) {
+      session.fail(error, mode);
+      return true;
+    }
+    const argument = analysis.console?.argument ?? "";
+    const answer =
+      command === "relocate" ? await this.runRelocate(argument) : await this.runRebalance(session, argument);
+    if (answer instanceof PgError) {
+      session.fail(answer, mode);
+      return true;
+    }
+    session.relay.local({ bytes: answerBytes(answer.rows, answer.tag) });
+    if (mode.final) session.relay.local({ bytes: () => session.readyForQuery() });
+    return true;
+  }
+
+  private async runRelocate(argument: string): Promise<{ rows: string[][]; tag: string } | PgError> {
+    const request = parseRelocate(argument);
+    if (request instanceof PgError) return request;
+    const moved = await this.mover.move(request.keys, request.to);
+    if (moved instanceof PgError) return moved;
+    return { rows: moved.map(rowOf), tag: `RELOCATE ${moved.reduce((sum, row) => sum + row.rows, 0)}` };
+  }
+
+  private async runRebalance(
+    session: Session,
+    argument: string,
+  ): Promise<{ rows: string[][]; tag: string } | PgError> {
+    const request = parseRebalance(argument);
+    if (request instanceof PgError) return request;
+    const regions = this.options.topology.regionIds;
+    for (const region of [request.from, request.to])
+      if (!this.options.topology.hasRegion(region)) return unknownRegion(region, regions);
+    const report = await rebalance(
+      this.store,
+      this.runner,
+      this.mover,
+      {
+        from: request.from,
+        to: request.to,
+        limit: request.limit,
+        batch: request.batch ?? this.storeConfig.batch,
+      },
+      (done, total, batch, batches, ms) => {
+        session.relay.local({
+          bytes: encodeNoticeResponse(
+            new PgError({
+              severity: Severity.NOTICE,
+              code: SqlState.successful_completion,
+              message: `rebalance ${request.from} to ${request.to}: batch ${batch} of ${batches} moved, ${done} of ${total} keys (${ms.toFixed(0)} ms)`,
+            }),
+          ),
+        });
+      },
+    );
+    if (report instanceof PgError) return report;
+    const rows = report.moved.map(rowOf);
+    if (report.refused !== undefined) {
+      const { keys, error } = report.refused;
+      session.relay.local({
+        bytes: encodeNoticeResponse(
+          new PgError({
+            severity: Severity.WARNING,
+            code: error.code,
+            message: `rebalance stopped after ${report.keysMoved} keys: the move of ${keys.length} more was refused: ${error.message}`,
+            ...(error.hint === undefined ? {} : { hint: error.hint }),
+          }),
+        ),
+      });
+      rows.push(["(stopped)", request.from, request.to, "0", `refused ${error.code}`]);
+    }
+    return { rows, tag: `REBALANCE ${report.keysMoved}` };
+  }
+}
+
+function rowOf(row: MovedTable): string[] {
+  return [row.table, row.from, row.to, String(row.rows), row.state];
+}
+
+function answerBytes(rows: readonly string[][], tag: string): Buffer {
+  const parts = [
+    encodeRowDescription({
+      fields: MOVE_COLUMNS.map((name) => ({
+        name,
+        tableOid: 0,
+        columnAttr: 0,
+        typeOid: 25,
+        typeSize: -1,
+        typeModifier: -1,
+        format: 0,
+      })),
+    }),
+  ];
+  for (const row of rows) parts.push(encodeDataRow({ values: row.map((value) => Buffer.from(value)) }));
+  parts.push(encodeCommandComplete({ tag }));
+  return Buffer.concat(parts);
+}
+
+function toResult(rows: { rows: Record<string, string | null>[]; tag: string }): {
+  rows: Record<string, unknown>[];
+  command: string;
+} {
+  return { rows: rows.rows, command: rows.tag };
+}
+
+/**
+ * The gid prefix of moves: `geo_<node>_mv`. Statement commits use `geo_<node>`, and a gid's
+ * unique part never holds `_`, so neither coordinator's recovery claims the other's transactions.
+ */
+function movePrefix(node: string): string {
+  return `geo_${node.replace(/[^A-Za-z0-9_]/g, "_")}`.slice(0, 96) + "_mv";
+}
