@@ -1,11 +1,16 @@
 import { connect as netConnect, type Socket } from "node:net";
 import { MemoryDirectory, parseConfig } from "@geo/core";
 import {
+  BackendFramer,
+  decodeBackendMessage,
   decodeErrorResponse,
+  encodeQuery,
   encodeSASLInitialResponse,
   encodeSASLResponse,
   encodeStartupMessage,
   isProtocolFault,
+  SCRAM_SHA_256,
+  ScramClient,
 } from "@geo/proto";
 import { FakeBackend } from "@geo/testkit";
 import fc from "fast-check";
@@ -195,6 +200,21 @@ describe("hostile input through a real socket", () => {
     expect(proxy.sessionCount).toBe(0);
   }, 120_000);
 
+  it("survives malformed messages and random SQL from logged-in clients without leaking their sessions", async () => {
+    const inputs = fc.sample(hostileSession, { numRuns: Math.ceil(RUNS / 2), seed: SEED + 2 });
+    const batch = 10;
+    for (let i = 0; i < inputs.length; i += batch) {
+      const sockets = await Promise.all(inputs.slice(i, i + batch).map(() => loggedIn()));
+      sockets.forEach((socket, j) => socket.write(inputs[i + j]!));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      for (const socket of sockets) socket.destroy();
+      expect(await legitimateQuery()).toBe("1");
+    }
+    await until(() => proxy.sessionCount === 0);
+    expect(proxy.sessionCount).toBe(0);
+    console.log(`hostile sessions: ${inputs.length} inputs tried after login (seed ${SEED + 2}), 0 crashes`);
+  }, 60_000);
+
   it("refuses an oversized length before authentication at once, without waiting for the bytes", async () => {
     const started = Date.now();
     const answer = await throwAt(lengthPrefixed(0x40000000, Buffer.alloc(4)));
@@ -254,6 +274,50 @@ describe("hostile input through a real socket", () => {
     await client.end();
   }, 30_000);
 });
+
+/** A raw socket logged in as `app` through SCRAM, at its first ReadyForQuery. */
+async function loggedIn(): Promise<Socket> {
+  const socket = await open();
+  socket.on("error", () => undefined);
+  const framer = new BackendFramer();
+  const scram = new ScramClient({ password: "app-secret" });
+  await new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      framer.push(chunk);
+      for (let frame = framer.next(); frame !== null; frame = framer.next()) {
+        if (isProtocolFault(frame)) return reject(new Error(frame.message));
+        const message = decodeBackendMessage(frame);
+        if (isProtocolFault(message)) return reject(new Error(message.message));
+        if (message.type === "AuthenticationSASL")
+          socket.write(encodeSASLInitialResponse({ mechanism: SCRAM_SHA_256, data: scram.clientFirst() }));
+        else if (message.type === "AuthenticationSASLContinue") {
+          const final = scram.serverFirst(message.data);
+          if (!Buffer.isBuffer(final)) return reject(new Error(final.message));
+          socket.write(encodeSASLResponse({ data: final }));
+        } else if (message.type === "ErrorResponse") return reject(new Error("login refused"));
+        else if (message.type === "ReadyForQuery") {
+          socket.off("data", onData);
+          return resolve();
+        }
+      }
+    };
+    socket.on("data", onData);
+    socket.write(startup);
+  });
+  return socket;
+}
+
+/** What a logged-in client may throw: random SQL, messages of every frontend code, noise. */
+const hostileSession: fc.Arbitrary<Buffer> = fc.oneof(
+  fc.string({ maxLength: 120 }).map((sql) => encodeQuery({ sql })),
+  fc
+    .tuple(
+      fc.constantFrom(...[..."BCDEFHPQSXcdfp"].map((c) => c.charCodeAt(0))),
+      fc.uint8Array({ maxLength: 120 }),
+    )
+    .map(([code, body]) => Buffer.concat([Buffer.from([code]), lengthPrefixed(body.length + 4, body)])),
+  fc.uint8Array({ minLength: 1, maxLength: 200 }).map((bytes) => Buffer.from(bytes)),
+);
 
 async function until(check: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
