@@ -16,6 +16,7 @@ import { shuttingDown, tooManyClients } from "../errors/catalog.js";
 import { RegionPools } from "../executor/region-pools.js";
 import { createLogger, type Logger, type LogLevel } from "../log.js";
 import { Observability } from "../observability/observability.js";
+import { Moves } from "../moves/moves.js";
 import { Router } from "../routing/router.js";
 import { Session } from "../session/session.js";
 import { CancelRegistry } from "./cancel-registry.js";
@@ -87,7 +88,13 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       cacheSize: config.server.analysisCacheSize,
     }),
   );
-  const router = new Router(analyzer, topology, directory, config.gather);
+  const router = new Router(
+    analyzer,
+    topology,
+    directory,
+    config.gather,
+    config.directoryStore === undefined ? "placed" : "anywhere",
+  );
   let security: Security;
   try {
     security = prepareSecurity(config, { ...options.security, connect: options.connect });
@@ -123,6 +130,12 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       ),
     );
 
+  const moves = await startMoves(config, topology, pools, log, directory).catch(async (error: unknown) => {
+    await observability.close();
+    await pools.close(0);
+    throw error;
+  });
+
   let sequence = 0;
   let closing = false;
   const sessions = new Set<Session>();
@@ -146,6 +159,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     }),
     observability,
     txn,
+    moves,
     get shuttingDown() {
       return closing;
     },
@@ -215,6 +229,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
         await Promise.race([Promise.all([...sessions].map((s) => s.closed)), delay(1000)]);
         for (const session of sessions) session.socket.destroy();
         await stopped;
+        await moves?.close();
         await txn.close();
         await observability.close();
         await pools.close(1000);
@@ -268,4 +283,29 @@ async function probeRegions(
     );
   }
   return results.find((result) => result.region.home)?.parameters ?? new Map();
+}
+
+/**
+ * With `[directory_store]`: the directory's tables in every region, loaded into `directory` (which
+ * must be the mutable one the router plans with), and the moves that change it.
+ */
+async function startMoves(
+  config: GeoConfig,
+  topology: Topology,
+  pools: RegionPools,
+  log: Logger,
+  directory: Directory,
+): Promise<Moves | undefined> {
+  if (config.directoryStore === undefined) return undefined;
+  if (!(directory instanceof MemoryDirectory))
+    throw new StartupError([
+      `${config.file}: [directory_store] keeps the directory itself; start the proxy without another directory`,
+    ]);
+  try {
+    return await Moves.start({ config, topology, pools, log, directory });
+  } catch (error) {
+    throw new StartupError([
+      `cannot open the directory store ([directory_store] table "${config.directoryStore.table}"): ${error instanceof Error ? error.message : String(error)}`,
+    ]);
+  }
 }

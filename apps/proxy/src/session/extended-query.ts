@@ -211,6 +211,21 @@ export class ExtendedQuery {
     }
     const analysis = statement.analysis;
     if (session.refuseInFailedBlock(analysis, EXTENDED)) return;
+    const moves = session.runtime.moves;
+    if (moves !== undefined) {
+      // Held while a move has its key; released once the batch's Sync is answered.
+      const values = this.paramValues(view, statement, []);
+      const admission = await moves.admit(
+        session,
+        [analysis],
+        values instanceof PgError ? undefined : values,
+      );
+      if (admission instanceof PgError) {
+        session.fail(admission, EXTENDED);
+        return;
+      }
+      moves.admitted(session, admission);
+    }
     const router = session.runtime.router;
     let route: Route = router.route(analysis);
     if (route.kind === "deferred") {
@@ -503,6 +518,7 @@ export class ExtendedQuery {
         session.settleBatchPins(session.relay.errorsSent > errorsBefore);
       },
     });
+    session.runtime.moves?.afterSync(session, session.relay.idle());
   }
 }
 

@@ -524,6 +524,7 @@ export class Session {
       noteWriterWrite(this, analysis, leg.region);
     }
     this.log.debug({ region: leg.region, sql: analysis.text, kind: analysis.kind }, "statement");
+    this.runtime.moves?.beforeSend(this, leg, readOnly, mode);
     send(leg);
     return leg;
   }

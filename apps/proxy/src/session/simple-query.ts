@@ -9,6 +9,7 @@ import {
 } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
 import { commitAcrossRegions } from "../distributed/commit-across-regions.js";
+import type { Admission } from "../moves/moves.js";
 import type { Route } from "../routing/router.js";
 import type { Session, StatementMode } from "./session.js";
 import { Transaction } from "./transaction.js";
@@ -48,8 +49,33 @@ export async function runSimpleQuery(session: Session, frame: Frame): Promise<vo
   await runBatch(session, analyses, frame.bytes);
 }
 
-/** Runs one statement of a simple Query; resolves once its answer has been sent. */
+/**
+ * Runs one statement of a simple Query; resolves once its answer has been sent. With a directory
+ * store it is first admitted (it waits while a move holds its key) and RELOCATE/REBALANCE run.
+ */
 export async function runStatement(
+  session: Session,
+  analysis: Analysis,
+  mode: StatementMode,
+  queryBytes: Buffer | null,
+): Promise<void> {
+  const moves = session.runtime.moves;
+  if (moves === undefined) return runAdmitted(session, analysis, mode, queryBytes);
+  if (session.refuseInFailedBlock(analysis, mode)) return;
+  if (await moves.runCommand(session, analysis, mode)) return;
+  const admission = await moves.admit(session, [analysis]);
+  if (admission instanceof PgError) {
+    session.fail(admission, mode);
+    return;
+  }
+  try {
+    await runAdmitted(session, analysis, mode, queryBytes);
+  } finally {
+    admission.release();
+  }
+}
+
+async function runAdmitted(
   session: Session,
   analysis: Analysis,
   mode: StatementMode,
@@ -102,6 +128,24 @@ async function forward(
 }
 
 async function runBatch(session: Session, analyses: readonly Analysis[], bytes: Buffer): Promise<void> {
+  const admission = await session.runtime.moves?.admit(session, analyses);
+  if (admission instanceof PgError) {
+    session.fail(admission, FINAL);
+    return;
+  }
+  try {
+    await runBatchAdmitted(session, analyses, bytes, admission);
+  } finally {
+    admission?.release();
+  }
+}
+
+async function runBatchAdmitted(
+  session: Session,
+  analyses: readonly Analysis[],
+  bytes: Buffer,
+  admission: Admission | undefined,
+): Promise<void> {
   const router = session.runtime.router;
   const routes = analyses.map((analysis) => router.route(analysis));
   const region = singleRegion(session, routes);
@@ -111,6 +155,8 @@ async function runBatch(session: Session, analyses: readonly Analysis[], bytes: 
     await forward(session, analyses, { kind: "region", region, readOnly, anywhere: false }, FINAL, bytes);
     return;
   }
+  // One statement at a time from here: each is admitted on its own.
+  admission?.release();
   const relay = session.relay;
   if (session.txn === null) session.txn = new Transaction("BEGIN", true, session.settings.snapshot());
   let failed = false;
