@@ -373,4 +373,29 @@ describe("errors and transactions", () => {
       await sql.end();
     }
   });
+
+  it("answers scatters from more clients than the pools hold connections, none stalling", async () => {
+    const statements = [
+      "SELECT tenant_id, id, qty FROM measures ORDER BY qty, tenant_id, id LIMIT 5",
+      "SELECT status, count(*), sum(total) FROM orders GROUP BY status ORDER BY status",
+      "SELECT name FROM users ORDER BY name LIMIT 3",
+    ];
+    const expected = await Promise.all(
+      statements.map(async (sql) => (await reference.query({ text: sql, rowMode: "array" })).rows),
+    );
+    const clients = await Promise.all(Array.from({ length: 6 }, () => textClient(regions.proxy.port)));
+    try {
+      await Promise.all(
+        clients.map(async (client, c) => {
+          for (let i = 0; i < 6; i++) {
+            const which = (c + i) % statements.length;
+            const result = await client.query({ text: statements[which]!, rowMode: "array" });
+            expect(result.rows).toEqual(expected[which]);
+          }
+        }),
+      );
+    } finally {
+      await Promise.all(clients.map((client) => client.end()));
+    }
+  });
 });

@@ -113,6 +113,12 @@ describe("home finish", () => {
     "SELECT tenant_id, id, rank() OVER (ORDER BY total DESC, tenant_id, id) FROM orders ORDER BY 3 LIMIT 10",
     "SELECT name FROM users WHERE age > 40 UNION SELECT status FROM orders ORDER BY 1",
     "SELECT DISTINCT country FROM users ORDER BY country",
+    "SELECT tenant_id, id, created_at FROM users ORDER BY created_at DESC NULLS FIRST, tenant_id, id LIMIT 6",
+    "SELECT tenant_id, id, last_seen FROM users ORDER BY last_seen NULLS FIRST, tenant_id, id LIMIT 4 OFFSET 1",
+    "SELECT count(*), sum(o.total) FROM users u JOIN orders o ON o.user_id = u.id AND o.buyer = u.id",
+    "SELECT DISTINCT ON (currency) currency, tenant_id, total FROM orders ORDER BY currency, total DESC, tenant_id",
+    "SELECT tenant_id, total FROM orders WHERE total > (SELECT avg(total) FROM orders) ORDER BY total DESC, tenant_id LIMIT 5",
+    "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY total) FROM orders",
   ];
   for (const sql of statements) {
     it(`finishes ${sql}`, async () => {
@@ -122,6 +128,15 @@ describe("home finish", () => {
 });
 
 describe("refusals", () => {
+  it("refuses a locking read across regions with 0A000 and a hint", async () => {
+    const error = (await proxy.query("SELECT * FROM users FOR UPDATE").catch((e: unknown) => e)) as {
+      code?: string;
+      hint?: string;
+    };
+    expect(error.code).toBe("0A000");
+    expect(error.hint).toBeTruthy();
+  });
+
   it("refuses a gather past [gather] max_rows, naming the setting", async () => {
     const error = await proxy
       .query("SELECT string_agg(m.label, ',') FROM orders o JOIN measures m ON m.id = o.id")

@@ -1,3 +1,4 @@
+import type { Lease } from "@geo/pool";
 import { PgError, SqlState } from "@geo/proto";
 import { internalError } from "../errors/catalog.js";
 import type { Leg } from "../executor/leg.js";
@@ -41,8 +42,25 @@ export async function openRegions(
   mode: StatementMode,
 ): Promise<RegionConnection[]> {
   if (session.txn !== null) return openInTransaction(session, regions, mode);
+  // Checked out one at a time in one global order: two scatters never each hold a region the
+  // other waits for (a full pool would otherwise stall both until the checkout timeout).
+  const leases = new Map<string, Lease>();
+  try {
+    for (const region of [...regions].sort()) {
+      try {
+        leases.set(region, await session.runtime.pools.acquire(region, session.user));
+      } catch (error) {
+        throw connectFailure(region, error);
+      }
+    }
+  } catch (error) {
+    for (const lease of leases.values()) lease.release();
+    throw error;
+  }
+  const results = await Promise.allSettled(
+    regions.map((region) => prepare(session, region, leases.get(region)!)),
+  );
   const opened: RegionConnection[] = [];
-  const results = await Promise.allSettled(regions.map((region) => openPooled(session, region)));
   let failure: unknown = null;
   for (const result of results) {
     if (result.status === "fulfilled") opened.push(result.value);
@@ -55,13 +73,8 @@ export async function openRegions(
   return opened;
 }
 
-async function openPooled(session: Session, region: string): Promise<RegionConnection> {
-  let lease: Awaited<ReturnType<Session["runtime"]["pools"]["acquire"]>>;
-  try {
-    lease = await session.runtime.pools.acquire(region, session.user);
-  } catch (error) {
-    throw connectFailure(region, error);
-  }
+/** Makes the connection hold the client's session settings; on failure it is given back. */
+async function prepare(session: Session, region: string, lease: Lease): Promise<RegionConnection> {
   const connection = lease.connection;
   const replay = session.settings.replayFor(connection.appliedSettings);
   if (replay !== null) {

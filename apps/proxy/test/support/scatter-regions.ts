@@ -39,6 +39,9 @@ placement = "geo_partitioned"
 key = "tenant_id"
 residency = "strict"
 
+[pool]
+max = 3
+
 [gather]
 max_rows = 200
 max_bytes = 1000000
