@@ -20,6 +20,10 @@ export const DEFAULTS = {
   },
   routing: {
     keyType: "text",
+    maxReplicaLagBytes: 16 * 1024 * 1024,
+    healthIntervalMs: 1_000,
+    healthProbeTimeoutMs: 1_000,
+    healthFailuresToDown: 3,
   },
   auth: {
     method: "trust",

@@ -240,13 +240,21 @@ function readRouting(
   regionIds: readonly string[],
   homeId: string,
 ): RoutingConfig {
-  if (reader === undefined) return { keyType: DEFAULTS.routing.keyType };
-  reader.onlyKnown(["key_type", "default_placement"]);
+  if (reader === undefined) return { keyType: DEFAULTS.routing.keyType, ...readReplicaRouting(undefined) };
+  reader.onlyKnown([
+    "key_type",
+    "default_placement",
+    "max_replica_lag_bytes",
+    "health_interval_ms",
+    "health_probe_timeout_ms",
+    "health_failures_to_down",
+  ]);
   const keyType = reader.choice("key_type", KEY_TYPES, DEFAULTS.routing.keyType);
+  const replicas = readReplicaRouting(reader);
   const raw = reader.object["default_placement"];
-  if (raw === undefined || raw === "none") return { keyType };
+  if (raw === undefined || raw === "none") return { keyType, ...replicas };
   const inner = reader.table("default_placement");
-  if (inner === undefined) return { keyType };
+  if (inner === undefined) return { keyType, ...replicas };
   inner.onlyKnown(["placement", "writer", "region"]);
   const placement = inner.choice("placement", ["pinned", "global_replicated"] as const);
   let defaultPlacement: DefaultPlacement;
@@ -265,7 +273,36 @@ function readRouting(
       break;
     }
   }
-  return { keyType, defaultPlacement };
+  return { keyType, defaultPlacement, ...replicas };
+}
+
+type ReplicaRouting = Required<
+  Pick<
+    RoutingConfig,
+    "maxReplicaLagBytes" | "healthIntervalMs" | "healthProbeTimeoutMs" | "healthFailuresToDown"
+  >
+>;
+
+function readReplicaRouting(reader: FieldReader | undefined): ReplicaRouting {
+  const d = DEFAULTS.routing;
+  if (reader === undefined)
+    return {
+      maxReplicaLagBytes: d.maxReplicaLagBytes,
+      healthIntervalMs: d.healthIntervalMs,
+      healthProbeTimeoutMs: d.healthProbeTimeoutMs,
+      healthFailuresToDown: d.healthFailuresToDown,
+    };
+  return {
+    maxReplicaLagBytes: reader.integer(
+      "max_replica_lag_bytes",
+      d.maxReplicaLagBytes,
+      0,
+      Number.MAX_SAFE_INTEGER,
+    ),
+    healthIntervalMs: reader.integer("health_interval_ms", d.healthIntervalMs, 10, MAX_MS),
+    healthProbeTimeoutMs: reader.integer("health_probe_timeout_ms", d.healthProbeTimeoutMs, 10, MAX_MS),
+    healthFailuresToDown: reader.integer("health_failures_to_down", d.healthFailuresToDown, 1, 1_000),
+  };
 }
 
 function readAuth(reader: FieldReader | undefined): AuthConfig {

@@ -68,6 +68,14 @@ export interface ServerConfig {
 export interface RoutingConfig {
   readonly keyType: KeyType;
   readonly defaultPlacement?: DefaultPlacement;
+  /** A replica further behind its primary than this serves no reads (parsed configs always set it). */
+  readonly maxReplicaLagBytes?: number;
+  /** A round of health probes of every backend starts this often. */
+  readonly healthIntervalMs?: number;
+  /** A probe (connect and query) slower than this fails. */
+  readonly healthProbeTimeoutMs?: number;
+  /** Consecutive failed probes that mark a backend down. */
+  readonly healthFailuresToDown?: number;
 }
 
 export interface AuthUser {
