@@ -398,4 +398,29 @@ describe("errors and transactions", () => {
       await Promise.all(clients.map((client) => client.end()));
     }
   });
+
+  it("describes a statement again once the schema under it changed", async () => {
+    const sql = "SELECT tenant_id, id, label FROM measures ORDER BY id, tenant_id LIMIT 5";
+    const types = async (client: pg.Client) => (await client.query(sql)).fields.map((f) => f.dataTypeID);
+    expect(await types(proxy)).toEqual([25, 23, 25]);
+    const alter = "ALTER TABLE measures ALTER COLUMN label TYPE varchar(40)";
+    // Fresh clients: a test above restarted one region's server under its direct client.
+    const servers = await Promise.all(
+      regions.cluster.servers.map((server) => textClient(server.port, "postgres")),
+    );
+    try {
+      await Promise.all([reference, ...servers].map((client) => client.query(alter)));
+    } finally {
+      await Promise.all(servers.map((client) => client.end()));
+    }
+    const [viaProxy, expected] = await Promise.all([
+      proxy.query({ text: sql, rowMode: "array" }),
+      reference.query({ text: sql, rowMode: "array" }),
+    ]);
+    expect(viaProxy.fields.map((f) => [f.dataTypeID, f.dataTypeModifier])).toEqual(
+      expected.fields.map((f) => [f.dataTypeID, f.dataTypeModifier]),
+    );
+    expect(viaProxy.fields[2]!.dataTypeID).toBe(1043);
+    expect(viaProxy.rows).toEqual(expected.rows);
+  });
 });

@@ -14,6 +14,7 @@ import {
   PgError,
 } from "@geo/proto";
 import { errorOf, type Message, type RegionChannel } from "./region-channel.js";
+import { StaleShape } from "./shape-cache.js";
 
 /** The client's bound parameters, passed to every statement of the scatter as they were bound. */
 export interface BoundParams {
@@ -104,6 +105,8 @@ export class RegionRows {
     params: BoundParams,
     formats: readonly FormatCode[],
     last: boolean,
+    /** The column types a cached description promised: a region answering others is stale. */
+    expected?: readonly FieldDescription[] | null,
   ): Promise<RegionRows> {
     const messages = [
       encodeParse({ name: "", sql, paramTypes: [...params.types] }),
@@ -132,7 +135,12 @@ export class RegionRows {
           if (isProtocolFault(decoded))
             return failAfterSync(channel, protocolError(channel.region, "a bad RowDescription"), last);
           fields = decoded.fields;
-          return new RegionRows(channel, fields, last);
+          const rows = new RegionRows(channel, fields, last);
+          if (expected != null && !sameTypes(expected, fields)) {
+            await rows.drain();
+            throw new StaleShape(channel.region);
+          }
+          return rows;
         }
         case BackendCode.NoData:
           return failAfterSync(channel, protocolError(channel.region, "NoData for a query"), last);
@@ -176,4 +184,8 @@ export class RegionRows {
       // rows past the LIMIT are dropped
     }
   }
+}
+
+function sameTypes(a: readonly FieldDescription[], b: readonly FieldDescription[]): boolean {
+  return a.length === b.length && a.every((field, i) => field.typeOid === b[i]!.typeOid);
 }

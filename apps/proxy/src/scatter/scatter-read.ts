@@ -9,6 +9,14 @@ import type { RegionChannel } from "./region-channel.js";
 import { openRegions, type RegionConnection } from "./region-connections.js";
 import { type BoundParams, describeStatement, RegionRows, type StatementShape } from "./region-statement.js";
 import { type RowSource, windowed } from "./row-source.js";
+import {
+  cachedShapes,
+  forgetShapes,
+  rememberShapes,
+  type ScatterShapes,
+  StaleShape,
+  shapeKey,
+} from "./shape-cache.js";
 import { Shipment, ShipmentBudget } from "./shipment.js";
 import { mergeKeys } from "./sort-keys.js";
 import { typeNames } from "./type-names.js";
@@ -71,7 +79,8 @@ async function allOrCancel<T>(
       task.catch((error: unknown) => {
         if (failure === null) {
           failure = error;
-          for (const channel of channels) channel.cancel();
+          // A stale description is no failure of the statement: the others finish and are read.
+          if (!(error instanceof StaleShape)) for (const channel of channels) channel.cancel();
         }
         throw error;
       }),
@@ -95,14 +104,31 @@ async function closeAll(connections: readonly RegionConnection[], failed: boolea
 }
 
 /**
- * Opens the regions' connections, asks PostgreSQL for the client statement's own shape, and
- * starts the tier's combination. Throws the first error (a region's, or a refusal) with every
- * connection already given back.
+ * Opens the regions' connections, asks PostgreSQL for the client statement's own shape (or takes
+ * it from the cache), and starts the tier's combination. Throws the first error (a region's, or a
+ * refusal) with every connection already given back.
  */
 export async function openScatter(
   session: Session,
   request: ScatterRequest,
   mode: StatementMode,
+): Promise<ScatterAnswer> {
+  const key = shapeKey(session, request.analysis.text, request.params.types);
+  try {
+    return await openScatterWith(session, request, mode, key, cachedShapes(session.runtime, key));
+  } catch (error) {
+    if (!(error instanceof StaleShape)) throw error;
+    forgetShapes(session.runtime, key);
+    return openScatterWith(session, request, mode, key, undefined);
+  }
+}
+
+async function openScatterWith(
+  session: Session,
+  request: ScatterRequest,
+  mode: StatementMode,
+  key: string,
+  cached: ScatterShapes | undefined,
 ): Promise<ScatterAnswer> {
   const { plan, analysis } = request;
   const merge = plan.merge;
@@ -130,16 +156,24 @@ export async function openScatter(
     const rewrites = (types: readonly number[]) =>
       sqls.map((sql, i) => ({ channel: describeOn(i + 1), sql, types }));
     let original: StatementShape;
-    let shapes: StatementShape[];
-    if (request.params.values.length === 0) {
-      [original, ...shapes] = (await describeAll([
-        { channel: describeOn(0), sql: analysis.text, types: [] },
-        ...rewrites([]),
-      ])) as [StatementShape, ...StatementShape[]];
+    let shapes: readonly StatementShape[];
+    if (cached !== undefined) {
+      original = cached.original;
+      shapes = cached.rewrites;
     } else {
-      original = await describeStatement(describeOn(0), analysis.text, request.params.types);
-      shapes = await describeAll(rewrites(original.paramTypes));
+      if (request.params.values.length === 0) {
+        [original, ...shapes] = (await describeAll([
+          { channel: describeOn(0), sql: analysis.text, types: [] },
+          ...rewrites([]),
+        ])) as [StatementShape, ...StatementShape[]];
+      } else {
+        original = await describeStatement(describeOn(0), analysis.text, request.params.types);
+        shapes = await describeAll(rewrites(original.paramTypes));
+      }
+      rememberShapes(session.runtime, key, { original, rewrites: shapes });
     }
+    /** What a region statement must answer with when the shapes came from the cache. */
+    const expect = (sql: string) => (cached === undefined ? null : shapeOf(sql).fields);
     checkResultFormats(request.resultFormats, original);
     const params: BoundParams = { ...request.params, types: original.paramTypes };
     const shapeOf = (sql: string): StatementShape => shapes[sqls.indexOf(sql)]!;
@@ -159,7 +193,9 @@ export async function openScatter(
       case "concat": {
         const streams = await allOrCancel(
           connections.map((c) => c.channel),
-          jobs.map((job) => RegionRows.start(channelOf(job.region), job.sql, params, visibleFormats, true)),
+          jobs.map((job) =>
+            RegionRows.start(channelOf(job.region), job.sql, params, visibleFormats, true, expect(job.sql)),
+          ),
         );
         const concat = new Concatenation(streams);
         return done(
@@ -177,7 +213,9 @@ export async function openScatter(
           const formats: FormatCode[] = [...visibleFormats, ...hiddenOids.map(() => 1 as const)];
           const streams = await allOrCancel(
             connections.map((c) => c.channel),
-            jobs.map((job) => RegionRows.start(channelOf(job.region), job.sql, params, formats, true)),
+            jobs.map((job) =>
+              RegionRows.start(channelOf(job.region), job.sql, params, formats, true, expect(job.sql)),
+            ),
           );
           const ordered = new OrderedMerge(streams, keys, merge.hiddenColumns);
           return done(
@@ -230,6 +268,7 @@ export async function openScatter(
             params,
             shipment.formats,
             i === mine.length - 1,
+            expect(job.sql),
           );
           await shipment.take(rows, budget);
         }
@@ -276,7 +315,7 @@ export async function openScatter(
     return done(source(() => rows.next()));
   } catch (error) {
     session.cancelHooks.delete(cancel);
-    await closeAll(connections, true);
+    await closeAll(connections, !(error instanceof StaleShape));
     throw error;
   }
 }
