@@ -1,10 +1,12 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { MemoryDirectory, parseConfig } from "@geo/core";
 import { encodeBind, encodeExecute, encodeParse, encodeStartupMessage, encodeSync } from "@geo/proto";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { REGIONS, type RegionName } from "./support/fake-regions.js";
+import { startProxy } from "../src/index.js";
+import { REGIONS, type RegionName, regionsToml } from "./support/fake-regions.js";
 import { type RealRegions, startRealRegions } from "./support/real-regions.js";
 import { WireClient } from "./support/wire.js";
 
@@ -325,6 +327,81 @@ describe("an extended-protocol batch outside a block", () => {
       expect(await usersIn("us-east", "bob", 501)).toEqual([]);
     } finally {
       wire.socket.destroy();
+    }
+  });
+});
+
+describe("one statement writing in several regions, with bound parameters (extended protocol)", () => {
+  it("splits a parameterised multi-key INSERT, returning rows in VALUES order, committed at Sync", async () => {
+    const result = await client.query(
+      "INSERT INTO users (tenant_id, id, name) VALUES ($1, 700, $2), ($3, 700, $4), ($5, 700, $6) RETURNING tenant_id, name",
+      ["chandra", "c-700", "alice", "a-700", "bob", "b-700"],
+    );
+    expect(result.command).toBe("INSERT");
+    expect(result.rowCount).toBe(3);
+    expect(result.rows).toEqual([
+      { tenant_id: "chandra", name: "c-700" },
+      { tenant_id: "alice", name: "a-700" },
+      { tenant_id: "bob", name: "b-700" },
+    ]);
+    expect(await usersIn("ap-south", "chandra", 700)).toEqual(["c-700"]);
+    expect(await usersIn("eu-west", "alice", 700)).toEqual(["a-700"]);
+    expect(await usersIn("us-east", "bob", 700)).toEqual(["b-700"]);
+  });
+
+  it("sums a parameterised keyless UPDATE inside a block and rolls it back with the block", async () => {
+    await client.query("BEGIN");
+    const updated = await client.query("UPDATE users SET name = name || $1 WHERE id = $2", ["!", 700]);
+    expect(updated.rowCount).toBe(3);
+    await client.query("ROLLBACK");
+    expect(await usersIn("eu-west", "alice", 700)).toEqual(["a-700"]);
+    const removed = await client.query("DELETE FROM users WHERE id = $1", [700]);
+    expect(removed.rowCount).toBe(3);
+    expect(await usersIn("us-east", "bob", 700)).toEqual([]);
+  });
+});
+
+describe("the table decision log", () => {
+  it("records a two-phase commit's decision in the home region's table and completes it", async () => {
+    const config = parseConfig(
+      regionsToml(
+        regions.cluster.servers.map((server) => server.port),
+        `${EXTRA_TOML.replace(/\[txn\][\s\S]*$/, "")}
+[server]
+node = "tablelog"
+
+[txn]
+decision_log = "table"
+log_table = "geo_txn_decisions"
+`,
+      ).replace(/\[server\]\nhost = "127.0.0.1"\nport = 0\n/, ""),
+      "table-log.toml",
+    );
+    const second = await startProxy({
+      config,
+      directory: new MemoryDirectory(regions.entries),
+      logLevel: "silent",
+      port: 0,
+    });
+    const other = new pg.Client({ host: "127.0.0.1", port: second.port, user: "postgres", database: "shop" });
+    try {
+      await other.connect();
+      await other.query("BEGIN");
+      await other.query("INSERT INTO users (tenant_id, id, name) VALUES ('bob', 600, 'b-600')");
+      await other.query("INSERT INTO users (tenant_id, id, name) VALUES ('chandra', 600, 'c-600')");
+      await other.query("COMMIT");
+      expect(await usersIn("us-east", "bob", 600)).toEqual(["b-600"]);
+      expect(await usersIn("ap-south", "chandra", 600)).toEqual(["c-600"]);
+      const decisions = await regions.direct["eu-west"].query(
+        "SELECT gid, decision, participants, completed_at IS NOT NULL AS completed FROM geo_txn_decisions",
+      );
+      expect(decisions.rows).toHaveLength(1);
+      expect(decisions.rows[0]).toMatchObject({ decision: "commit", completed: true });
+      expect(decisions.rows[0].gid).toMatch(/^geo_tablelog_/);
+      expect([...decisions.rows[0].participants].sort()).toEqual(["ap-south", "us-east"]);
+    } finally {
+      await other.end().catch(() => undefined);
+      await second.close({ timeoutMs: 200 });
     }
   });
 });

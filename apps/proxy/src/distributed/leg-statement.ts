@@ -1,3 +1,4 @@
+import type { BackendConnection } from "@geo/pool";
 import { BackendCode, decodeErrorResponse, encodeQuery, isProtocolFault, PgError } from "@geo/proto";
 import type { Leg } from "../executor/leg.js";
 
@@ -21,7 +22,19 @@ export interface LegAnswer {
  * session's relay when the answer is complete. Never rejects: a lost connection becomes `error`.
  */
 export function runCollected(leg: Leg, sql: string, relayFrame: (leg: Leg) => void): Promise<LegAnswer> {
-  const connection = leg.connection;
+  return collectAnswer(leg.region, leg.connection, encodeQuery({ sql }), () => relayFrame(leg));
+}
+
+/**
+ * Writes `bytes` (a simple Query, or extended messages ending with Sync) and collects the answer up
+ * to ReadyForQuery, then calls `restore` to give the connection's frames back to their owner.
+ */
+export function collectAnswer(
+  region: string,
+  connection: BackendConnection,
+  bytes: Buffer | readonly Buffer[],
+  restore: () => void,
+): Promise<LegAnswer> {
   let description: Buffer | null = null;
   const rows: Buffer[] = [];
   const notices: Buffer[] = [];
@@ -33,15 +46,16 @@ export function runCollected(leg: Leg, sql: string, relayFrame: (leg: Leg) => vo
       if (settled) return;
       settled = true;
       unsubscribe();
-      relayFrame(leg);
-      resolve({ region: leg.region, description, rows, notices, tag, error });
+      restore();
+      resolve({ region, description, rows, notices, tag, error });
     };
     const unsubscribe = connection.onBroken((lost) => {
       error ??= lost;
       finish();
     });
-    if (leg.broken !== null) {
-      error = leg.broken;
+    const broken = connection.brokenError;
+    if (broken !== null) {
+      error = broken;
       finish();
       return;
     }
@@ -76,7 +90,7 @@ export function runCollected(leg: Leg, sql: string, relayFrame: (leg: Leg) => vo
         }
       },
     });
-    leg.write(encodeQuery({ sql }));
+    connection.write(bytes);
   });
 }
 

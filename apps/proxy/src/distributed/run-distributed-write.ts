@@ -69,10 +69,7 @@ export async function runDistributedWrite(
       return;
     }
   }
-  const answer = copiesEverywhere(session, analysis)
-    ? oneCopyAnswer(answers)
-    : combinedAnswer(plan.statements, answers);
-  session.relay.local({ bytes: answer });
+  session.relay.local({ bytes: answerOf(session, analysis, plan, answers, true) });
   if (mode.final) session.relay.local({ bytes: () => session.readyForQuery() });
 }
 
@@ -93,6 +90,24 @@ async function endImplicit(session: Session, txn: Transaction, commit: boolean):
   return error;
 }
 
+/** The client's answer to a statement spread over regions (an Execute gets no RowDescription). */
+export function answerOf(
+  session: Session,
+  analysis: Analysis,
+  plan: DistributedWritePlan,
+  answers: readonly LegAnswer[],
+  withDescription: boolean,
+): Buffer {
+  const chosen = copiesEverywhere(session, analysis) ? answers.slice(0, 1) : answers;
+  const parts: Buffer[] = [];
+  for (const answer of chosen) parts.push(...answer.notices);
+  const description = chosen.find((answer) => answer.description !== null)?.description ?? null;
+  if (withDescription && description !== null) parts.push(description);
+  parts.push(...(chosen.length === 1 ? chosen[0]!.rows : orderedRows(plan.statements, chosen)));
+  parts.push(encodeCommandComplete({ tag: combinedTag(chosen.map((answer) => answer.tag)) }));
+  return Buffer.concat(parts);
+}
+
 /**
  * The same statement run on every copy (a replicated table without a writer, schema changes):
  * each region answers alike, and the client sees one region's answer, as from one server.
@@ -103,28 +118,6 @@ function copiesEverywhere(session: Session, analysis: Analysis): boolean {
   return analysis.tables.some(
     (table) => table.access === "write" && tables.get(table.name)?.placement === "global_replicated",
   );
-}
-
-function oneCopyAnswer(answers: readonly LegAnswer[]): Buffer {
-  const first = answers[0]!;
-  return Buffer.concat([
-    ...first.notices,
-    ...(first.description === null ? [] : [first.description, ...first.rows]),
-    encodeCommandComplete({ tag: first.tag }),
-  ]);
-}
-
-/** RowDescription, the rows (VALUES order when the split says where each went), one summed tag. */
-function combinedAnswer(statements: readonly RegionStatement[], answers: readonly LegAnswer[]): Buffer {
-  const parts: Buffer[] = [];
-  for (const answer of answers) parts.push(...answer.notices);
-  const description = answers.find((answer) => answer.description !== null)?.description ?? null;
-  if (description !== null) {
-    parts.push(description);
-    parts.push(...orderedRows(statements, answers));
-  }
-  parts.push(encodeCommandComplete({ tag: combinedTag(answers.map((answer) => answer.tag)) }));
-  return Buffer.concat(parts);
 }
 
 /**

@@ -22,6 +22,7 @@ import {
 } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
 import { finishDistributedBatch } from "../distributed/distributed-batch.js";
+import { copyBind, DistributedPortal } from "../distributed/distributed-portal.js";
 import {
   duplicateStatement,
   refuseBatchAcrossRegions,
@@ -59,6 +60,8 @@ interface Portal {
   readonly local: "transaction" | "session" | "console" | "empty" | null;
   /** A read spanning regions: Describe and Execute go to the scatter executor. */
   readonly scatter?: ScatterPortal;
+  /** A write spanning regions: Execute runs it in each region, in one distributed transaction. */
+  readonly distributed?: DistributedPortal;
 }
 
 /** A backend copy of a client statement, in the connection's `preparedStatements` map. */
@@ -242,6 +245,17 @@ export class ExtendedQuery {
       session.relay.local({ bytes: Messages.bindComplete });
       return;
     }
+    if (route.kind === "multi-region" && route.plan.kind === "distributed-write") {
+      const bind = decodeBind(frame.payload);
+      if (isProtocolFault(bind)) {
+        session.fatal(protocolViolation(bind));
+        return;
+      }
+      const distributed = new DistributedPortal(analysis, route.plan, copyBind(bind), statement.paramTypes);
+      this.portals.set(view.portal, { statement, leg: null, local: null, distributed });
+      session.relay.local({ bytes: Messages.bindComplete });
+      return;
+    }
     const portalName = view.portal;
     await session.runRouted(analysis, route, EXTENDED, (leg) => {
       const name = this.prepareOn(leg, statement);
@@ -336,6 +350,10 @@ export class ExtendedQuery {
         await portal.scatter.describe(session);
         return;
       }
+      if (portal.distributed !== undefined) {
+        await portal.distributed.describe(session);
+        return;
+      }
       if (portal.leg === null) {
         session.relay.local({ bytes: this.localDescription(portal.statement, portal.local, false) });
         return;
@@ -411,6 +429,11 @@ export class ExtendedQuery {
     if (portal.scatter !== undefined) {
       if (session.refuseInFailedBlock(analysis, EXTENDED)) return;
       await portal.scatter.execute(session, readMaxRows(frame.payload));
+      return;
+    }
+    if (portal.distributed !== undefined) {
+      if (session.refuseInFailedBlock(analysis, EXTENDED)) return;
+      await portal.distributed.execute(session);
       return;
     }
     if (portal.leg === null) {

@@ -1,0 +1,128 @@
+import type { DistributedWritePlan } from "@geo/core";
+import {
+  type Bind,
+  encodeBind,
+  encodeDescribe,
+  encodeExecute,
+  encodeParse,
+  Messages,
+  PgError,
+} from "@geo/proto";
+import type { Analysis } from "@geo/sql";
+import { internalError } from "../errors/catalog.js";
+import type { Session, StatementMode } from "../session/session.js";
+import { beginDistributedBatch } from "./distributed-batch.js";
+import { collectAnswer, type LegAnswer } from "./leg-statement.js";
+import { answerOf } from "./run-distributed-write.js";
+
+const EXTENDED: StatementMode = { extended: true, final: false };
+
+/**
+ * A portal whose statement writes in several regions (extended protocol). Bind only records the
+ * client's values; Execute runs each region's statement (a split INSERT's own rows) with them inside
+ * the session's block, or inside a distributed transaction opened for the batch and committed in two
+ * phases at the client's Sync. The client sees one answer, as in the simple protocol.
+ */
+export class DistributedPortal {
+  private done = false;
+
+  constructor(
+    readonly analysis: Analysis,
+    readonly plan: DistributedWritePlan,
+    readonly bind: Bind,
+    /** The types the client's Parse gave, by parameter number. */
+    readonly clientTypes: readonly number[],
+  ) {}
+
+  /** The row shape: the client's statement described in the first region (nothing runs). */
+  async describe(session: Session): Promise<void> {
+    await session.settle();
+    const region = this.plan.regions[0] ?? session.runtime.router.topology.home.id;
+    let lease: Awaited<ReturnType<typeof session.runtime.pools.acquire>>;
+    try {
+      lease = await session.runtime.pools.acquire(region, session.user);
+    } catch (error) {
+      session.fail(error instanceof PgError ? error : internalError(error), EXTENDED);
+      return;
+    }
+    const answer = await collectAnswer(
+      region,
+      lease.connection,
+      [...this.messages(this.analysis.text, false), encodeDescribe({ target: "P", name: "" }), Messages.sync],
+      () => lease.connection.setReceiver(null),
+    );
+    if (lease.connection.txStatus === "I") lease.release();
+    else lease.discard("left in a transaction by a describe");
+    if (answer.error !== null) {
+      session.fail(answer.error, EXTENDED);
+      return;
+    }
+    session.relay.local({ bytes: answer.description ?? Messages.noData });
+  }
+
+  async execute(session: Session): Promise<void> {
+    await session.settle();
+    if (this.done) {
+      // A second Execute of a completed portal: PostgreSQL answers with an empty completion.
+      session.relay.local({ bytes: answerOf(session, this.analysis, this.plan, [], false) });
+      return;
+    }
+    this.done = true;
+    if (session.txn === null) await beginDistributedBatch(session);
+    const txn = session.txn!;
+    const answers: LegAnswer[] = [];
+    for (const statement of this.plan.statements) {
+      const leg = await session.legFor(statement.region, false, EXTENDED);
+      if (leg instanceof PgError) {
+        session.fail(leg, EXTENDED);
+        return;
+      }
+      await session.settle();
+      txn.writeRegion ??= leg.region;
+      txn.writeRegions.add(leg.region);
+      session.log.debug({ region: leg.region, sql: statement.sql }, "distributed write (extended)");
+      // Sync inside the block ends nothing; it only makes the backend answer at once.
+      const answer = await collectAnswer(
+        leg.region,
+        leg.connection,
+        [...this.messages(statement.sql, true), Messages.sync],
+        () => session.reattach(leg),
+      );
+      if (answer.error !== null) {
+        session.fail(answer.error, EXTENDED);
+        return;
+      }
+      answers.push(answer);
+    }
+    session.relay.local({ bytes: answerOf(session, this.analysis, this.plan, answers, false) });
+  }
+
+  /** Parse and Bind of `sql` with the client's values; parameters `sql` does not use are typed text. */
+  private messages(sql: string, execute: boolean): Buffer[] {
+    const count = this.bind.params.length;
+    const paramTypes: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const given = this.clientTypes[i] ?? 0;
+      const used = new RegExp(`\\$${i + 1}(?![0-9])`).test(sql);
+      // PostgreSQL cannot infer the type of a parameter the statement never mentions.
+      paramTypes.push(given !== 0 || used ? given : 25);
+    }
+    const parts = [
+      encodeParse({ name: "", sql, paramTypes }),
+      encodeBind({
+        portal: "",
+        statement: "",
+        paramFormats: this.bind.paramFormats,
+        params: this.bind.params,
+        resultFormats: this.bind.resultFormats,
+      }),
+    ];
+    if (execute) parts.push(encodeExecute({ portal: "", maxRows: 0 }));
+    return parts;
+  }
+}
+
+/** A Bind whose values outlive the client's read buffer (they are views into it). */
+export function copyBind(bind: Bind): Bind {
+  return { ...bind, params: bind.params.map((value) => (value === null ? null : Buffer.from(value))) };
+}
