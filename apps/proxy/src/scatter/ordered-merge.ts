@@ -52,17 +52,26 @@ export class OrderedMerge {
   }
 }
 
-/** Concatenation: each region's rows in turn, as they come (the others wait, one batch buffered). */
+/**
+ * Concatenation: rows as they come. A region whose rows are already read goes first; when none
+ * has any, the first region still answering is waited for (the others keep one batch each).
+ */
 export class Concatenation {
-  private index = 0;
+  private readonly active: RegionRows[];
 
-  constructor(private readonly streams: readonly RegionRows[]) {}
+  constructor(streams: readonly RegionRows[]) {
+    this.active = [...streams];
+  }
 
   async next(): Promise<Buffer | null> {
-    while (this.index < this.streams.length) {
-      const row = await this.streams[this.index]!.next();
+    while (this.active.length > 0) {
+      const index = Math.max(
+        0,
+        this.active.findIndex((rows) => rows.ready),
+      );
+      const row = await this.active[index]!.next();
       if (row !== null) return row;
-      this.index++;
+      this.active.splice(index, 1);
     }
     return null;
   }

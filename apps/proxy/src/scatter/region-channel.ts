@@ -42,6 +42,11 @@ export class RegionChannel {
     if (connection.brokenError !== null) this.failure = regionLost(region, connection.brokenError);
   }
 
+  /** A message is waiting: reading it will not wait for the region. */
+  get ready(): boolean {
+    return this.head < this.queue.length;
+  }
+
   get broken(): boolean {
     return this.failure !== null;
   }

@@ -152,6 +152,11 @@ export class RegionRows {
     }
   }
 
+  /** Rows (or the end) are already read from the region: `next` answers without waiting. */
+  get ready(): boolean {
+    return this.ended || this.channel.ready;
+  }
+
   /** The next row's DataRow payload, or null once the region's CommandComplete arrived. */
   async next(): Promise<Buffer | null> {
     if (this.ended) return null;
