@@ -119,6 +119,9 @@ describe("home finish", () => {
     "SELECT DISTINCT ON (currency) currency, tenant_id, total FROM orders ORDER BY currency, total DESC, tenant_id",
     "SELECT tenant_id, total FROM orders WHERE total > (SELECT avg(total) FROM orders) ORDER BY total DESC, tenant_id LIMIT 5",
     "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY total) FROM orders",
+    "SELECT ARRAY[status, currency::text] AS pair, count(*) FROM orders GROUP BY 1 ORDER BY 1",
+    "SELECT tenant_id, array_agg(id ORDER BY id) FROM orders GROUP BY tenant_id ORDER BY tenant_id",
+    "SELECT currency, min(created_at), max(created_at) FROM orders GROUP BY currency ORDER BY currency",
   ];
   for (const sql of statements) {
     it(`finishes ${sql}`, async () => {
