@@ -32,7 +32,7 @@ await client.query(`CREATE TABLE users (tenant_id text NOT NULL, id bigint NOT N
 INSERT INTO users (tenant_id, id) SELECT 'k' || i, 1 FROM generate_series(1, ${KEYS}) AS i;
 ${directory.createSql()};
 INSERT INTO geoproxy_directory (key, region) SELECT 'k' || i, 'eu-west' FROM generate_series(1, ${KEYS}) AS i;
-${guardFunctionSql("geoproxy_directory")};`);
+${guardFunctionSql("geoproxy_directory", "users", "tenant_id", "eu-west")};`);
 
 const dir = mkdtempSync(join(tmpdir(), "guard-bench-"));
 const script = join(dir, "update.sql");
@@ -73,7 +73,7 @@ const results: Record<string, number[]> = {};
 for (const clients of [1, 4]) {
   for (let round = 0; round < ROUNDS; round++) {
     for (const guarded of [false, true]) {
-      await client.query(guarded ? guardTriggerSql("users", "tenant_id", "eu-west") : dropGuardSql("users"));
+      await client.query(guarded ? guardTriggerSql("users") : dropGuardSql("users"));
       await client.query("VACUUM users");
       const tps = run(clients);
       const name = `${clients} client${clients === 1 ? "" : "s"} ${guarded ? "guard" : "no guard"}`;
@@ -81,6 +81,19 @@ for (const clients of [1, 4]) {
       list.push(tps);
       results[name] = list;
     }
+  }
+}
+// Inside the server, without the network or pgbench: a PL/pgSQL loop of single-row updates.
+const LOOP = 20_000;
+const loopSql = `DO $$ BEGIN FOR i IN 1..${LOOP} LOOP UPDATE users SET n = n + 1 WHERE tenant_id = 'k' || (i % ${KEYS} + 1) AND id = 1; END LOOP; END $$`;
+const inServer: Record<string, number[]> = { "no guard": [], guard: [] };
+for (let round = 0; round < ROUNDS; round++) {
+  for (const guarded of [false, true]) {
+    await client.query(guarded ? guardTriggerSql("users") : dropGuardSql("users"));
+    await client.query("VACUUM users");
+    const started = performance.now();
+    await client.query(loopSql);
+    inServer[guarded ? "guard" : "no guard"]!.push(((performance.now() - started) * 1000) / LOOP);
   }
 }
 await client.end();
@@ -99,3 +112,8 @@ for (const clients of [1, 4]) {
     `  ${clients} client(s): ${plain.toFixed(0)} tps without, ${guarded.toFixed(0)} tps with the guard: ${((1 - guarded / plain) * 100).toFixed(1)}% fewer, about ${perRowUs.toFixed(1)} us more per written row`,
   );
 }
+const plainUs = median(inServer["no guard"]!);
+const guardUs = median(inServer["guard"]!);
+console.log(
+  `  in the server (PL/pgSQL loop of ${LOOP} updates): ${plainUs.toFixed(1)} us without, ${guardUs.toFixed(1)} us with the guard: ${(guardUs - plainUs).toFixed(1)} us more per written row`,
+);

@@ -233,6 +233,23 @@ describe("RELOCATE", () => {
     expect(moved.rows.map((row) => row.state)).toEqual(["moved", "moved"]);
   });
 
+  it("abandons a move whose counts disagree (rows read, inserted, deleted) and changes nothing", async () => {
+    await seed("swallowed");
+    // A trigger in the destination that drops orders rows: fewer inserted than read.
+    await direct[
+      "ap-south"
+    ].query(`CREATE FUNCTION swallow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+      CREATE TRIGGER swallow BEFORE INSERT ON orders FOR EACH ROW EXECUTE FUNCTION swallow();`);
+    try {
+      await expect(ops.query("RELOCATE swallowed TO 'ap-south'")).rejects.toMatchObject({ code: "XX001" });
+    } finally {
+      await direct["ap-south"].query("DROP TRIGGER swallow ON orders; DROP FUNCTION swallow()");
+    }
+    expect(await spread("swallowed")).toEqual(["eu-west:3/5"]);
+    expect(await entries("swallowed")).toEqual(["eu-west:eu-west", "us-east:-", "ap-south:-"]);
+    expect(await preparedLeft()).toBe(0);
+  });
+
   it("holds a statement for a moving key until the move ends, and refuses one inside a transaction with work done", async () => {
     await seed("waited");
     const inBlock = await connect("app");

@@ -94,8 +94,13 @@ export class DirectoryStore {
       if (!(error instanceof PgError && (error.code === "23505" || error.code === "42P07"))) throw error;
     }
     if (this.config.guard) {
-      const statements = [guardFunctionSql(this.config.table)];
-      for (const geo of this.geoTables) statements.push(guardTriggerSql(geo.table, geo.key, region));
+      const statements: string[] = [];
+      for (const geo of this.geoTables) {
+        statements.push(
+          guardFunctionSql(this.config.table, geo.table, geo.key, region),
+          guardTriggerSql(geo.table),
+        );
+      }
       await this.runner.run(region, statements.join(";\n"));
       return;
     }
