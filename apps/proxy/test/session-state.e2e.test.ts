@@ -81,6 +81,40 @@ describe("ROLLBACK TO SAVEPOINT and the session's settings", () => {
   });
 });
 
+describe("a query string holding its own block", () => {
+  it("forgets the SETs of a block the string rolls back", async () => {
+    const client = await connected();
+    try {
+      const expectedDefault = (await regions.direct["us-east"].query("SHOW TimeZone")).rows[0].TimeZone;
+      await client.query("BEGIN; SET TimeZone = 'Asia/Tokyo'; ROLLBACK");
+      const r = await client.query(
+        "SELECT current_setting('TimeZone') AS tz FROM users WHERE tenant_id = 'bob' AND id = 1",
+      );
+      expect(r.rows[0].tz).toBe(expectedDefault);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it("keeps the SETs made before a savepoint the string rolls back to", async () => {
+    const client = await connected();
+    try {
+      await client.query(
+        "BEGIN; SET TimeZone = 'Asia/Tokyo'; SAVEPOINT s; SET TimeZone = 'Europe/Paris'; ROLLBACK TO SAVEPOINT s; COMMIT",
+      );
+      for (const key of ["alice", "bob"]) {
+        const r = await client.query(
+          "SELECT current_setting('TimeZone') AS tz FROM users WHERE tenant_id = $1 AND id = 1",
+          [key],
+        );
+        expect(r.rows[0].tz).toBe("Asia/Tokyo");
+      }
+    } finally {
+      await client.end();
+    }
+  });
+});
+
 describe("unpinning", () => {
   it("gives the connection back after UNLISTEN *", async () => {
     const client = await connected();

@@ -57,6 +57,7 @@ import { SessionSettings, startupSettings } from "./session-settings.js";
 import { runSimpleQuery } from "./simple-query.js";
 import { checkStartup, loginReply, REPORTED_PARAMETERS } from "./startup.js";
 import { checkStartupSettings } from "./startup-settings.js";
+import { StringBlockSettings } from "./string-block-settings.js";
 import { Transaction } from "./transaction.js";
 
 export const SESSION_PHASES = ["startup", "login", "ready", "closed"] as const;
@@ -531,7 +532,10 @@ export class Session {
 
   /** Records what a statement that succeeded changed in the session (settings, pins). */
   recordEffects(leg: Leg | null, analyses: readonly Analysis[]): void {
+    // A string sent whole may hold its own BEGIN ... ROLLBACK or ROLLBACK TO: follow them.
+    const block = analyses.length > 1 ? new StringBlockSettings(this.settings, this.txn) : null;
     for (const analysis of analyses) {
+      if (block !== null && analysis.transaction !== undefined) block.control(analysis.transaction);
       if (analysis.sessionEffects.length === 0) continue;
       this.settings.record(analysis);
       // Mid-batch outside a block the batch may still fail and roll back: removals wait for Sync.
