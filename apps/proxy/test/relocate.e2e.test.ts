@@ -141,9 +141,17 @@ describe("RELOCATE", () => {
     const loops = writers.map(async (client, w) => {
       for (let i = 0; running; i++) {
         try {
-          const result = await client.query(
-            `UPDATE orders SET total = total + 1 WHERE tenant_id = 'mover' AND id = ${1 + ((w + i) % 5)}`,
-          );
+          const id = 1 + ((w + i) % 5);
+          // Half the writers use the extended protocol (the key bound as a parameter).
+          const result =
+            w % 2 === 0
+              ? await client.query(
+                  `UPDATE orders SET total = total + 1 WHERE tenant_id = 'mover' AND id = ${id}`,
+                )
+              : await client.query({
+                  text: "UPDATE orders SET total = total + 1 WHERE tenant_id = $1 AND id = $2",
+                  values: ["mover", id],
+                });
           if (result.rowCount === 1) committed++;
         } catch (error) {
           if ((error as { code?: string }).code !== "40001") throw error;
