@@ -32,6 +32,8 @@ export interface DrillReport {
   readonly lost: number;
   /** The lost transfers by what the client was told, for diagnosis. */
   readonly lostBy: Readonly<Record<TransferOutcome, number>>;
+  /** Up to five lost transfers: what the client was told and which sides hold it. */
+  readonly lostSamples: readonly string[];
   readonly totalBefore: number;
   readonly totalAfter: number;
   /** Accounts whose balance is not their opening balance plus their recorded transfers. */
@@ -50,6 +52,8 @@ interface Transfer {
   readonly to: string;
   readonly amount: number;
   outcome: TransferOutcome;
+  /** The error the client saw, for the report. */
+  error?: string;
 }
 
 /**
@@ -161,6 +165,7 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
     }
     let lost = 0;
     const lostBy: Record<TransferOutcome, number> = { committed: 0, failed: 0, unknown: 0 };
+    const lostSamples: string[] = [];
     const counts = { committed: 0, failed: 0, unknown: 0 };
     for (const transfer of transfers) {
       counts[transfer.outcome]++;
@@ -179,11 +184,26 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
       }
     }
     lost = lostBy.committed + lostBy.failed + lostBy.unknown;
+    for (const transfer of transfers) {
+      if (lostSamples.length >= 5) break;
+      const sides = [...(seen.get(transfer.id) ?? [])];
+      const both = sides.includes(transfer.from) && sides.includes(transfer.to);
+      const bad =
+        (transfer.outcome === "committed" && !both) ||
+        (transfer.outcome === "failed" && sides.length > 0) ||
+        (transfer.outcome === "unknown" && sides.length > 0 && !both);
+      if (bad) {
+        lostSamples.push(
+          `${transfer.id} ${transfer.from}->${transfer.to}: told ${transfer.outcome}${transfer.error === undefined ? "" : ` (${transfer.error})`}, found on [${sides.join(", ")}]`,
+        );
+      }
+    }
     return {
       attempted: transfers.length,
       ...counts,
       lost,
       lostBy,
+      lostSamples,
       totalBefore,
       totalAfter,
       unbalancedAccounts,
@@ -267,7 +287,8 @@ async function transfer1(client: pg.Client, transfer: Transfer): Promise<boolean
   ];
   try {
     for (const sql of statements) await client.query(sql);
-  } catch {
+  } catch (error) {
+    transfer.error = describeError(error);
     // Nothing is prepared before COMMIT: whatever ran is rolled back with the block or the connection.
     transfer.outcome = "failed";
     try {
@@ -278,10 +299,13 @@ async function transfer1(client: pg.Client, transfer: Transfer): Promise<boolean
     }
   }
   try {
-    await client.query("COMMIT");
-    transfer.outcome = "committed";
+    // COMMIT of a block that failed meanwhile (a region's connection lost between statements)
+    // answers ROLLBACK without an error, as PostgreSQL does: only the tag says it did not commit.
+    const result = await client.query("COMMIT");
+    transfer.outcome = result.command === "COMMIT" ? "committed" : "failed";
     return true;
   } catch (error) {
+    transfer.error = `at COMMIT: ${describeError(error)}`;
     const code = (error as { code?: unknown }).code;
     if (typeof code === "string" && code !== "08007" && !code.startsWith("08") && !code.startsWith("57P")) {
       transfer.outcome = "failed";
@@ -337,4 +361,10 @@ function prng(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+function describeError(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  return typeof code === "string" ? `${code} ${message}` : message;
 }

@@ -43,6 +43,7 @@ export class TxnService {
   private opening: Promise<{ coordinator: Coordinator; recovery: Recovery }> | null = null;
   private opened: { coordinator: Coordinator; recovery: Recovery; log: DecisionLog } | null = null;
   private closed = false;
+  private timer: NodeJS.Timeout | undefined;
   private readonly regions: readonly string[];
 
   constructor(options: TxnServiceOptions) {
@@ -60,8 +61,8 @@ export class TxnService {
   async start(): Promise<RecoveryReport | null> {
     const txn = this.options.config.txn;
     if (txn.decisionLog === "file" && !(await fileExists(this.logPath))) return null;
-    const { recovery } = await this.ready();
-    return recovery.runOnce();
+    await this.ready();
+    return this.recoverySweep();
   }
 
   /** The coordinator, once the decision log is open (opening it on first use). */
@@ -82,11 +83,25 @@ export class TxnService {
   /** One recovery pass now (tests, and the console after an outage). */
   async recoverNow(): Promise<RecoveryReport | null> {
     if (this.opened === null) return null;
-    return this.opened.recovery.runOnce();
+    return this.recoverySweep();
+  }
+
+  private async recoverySweep(): Promise<RecoveryReport | null> {
+    const opened = this.opened;
+    if (opened === null || this.closed) return null;
+    try {
+      const report = await opened.recovery.runOnce();
+      this.report(report);
+      return report;
+    } catch (error) {
+      this.options.log.warn({ err: error }, "recovery pass failed; it is retried");
+      return null;
+    }
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    if (this.timer !== undefined) clearInterval(this.timer);
     const opened = this.opened ?? (await this.opening?.then(() => this.opened).catch(() => null)) ?? null;
     if (opened === null) return;
     await opened.recovery.stop();
@@ -139,16 +154,19 @@ export class TxnService {
       throw new Error("the proxy is shutting down");
     }
     this.opened = { coordinator, recovery, log };
-    await recovery.start().then(
-      (report) => this.report(report),
-      (error: unknown) => logger.warn({ err: error }, "start-up recovery failed; it is retried periodically"),
-    );
+    // Passes run here rather than by recovery.start(), so each report reaches the in-doubt ledger.
+    await this.recoverySweep();
+    this.timer = setInterval(() => void this.recoverySweep(), txn.recoveryIntervalMs);
+    this.timer.unref();
     logger.info({ prefix: this.prefix, log: txn.decisionLog }, "two-phase commit ready");
     return { coordinator, recovery };
   }
 
   private report(report: RecoveryReport): void {
     const { committed, rolledBack, waiting, failures } = report;
+    const ledger = this.options.ledger;
+    for (const action of committed) ledger?.acknowledged(action.gid, action.region);
+    for (const gid of report.completed) ledger?.settled(gid);
     if (committed.length + rolledBack.length + waiting.length + failures.length === 0) return;
     this.options.log.info(
       {
