@@ -927,9 +927,17 @@ export class Session {
   /** A CancelRequest with this session's key: cancel what its connections run now, then retire them. */
   cancel(): void {
     const gid = this.committingGid;
-    if (gid !== null && this.runtime.txn.isDecided(gid)) {
-      // All a cancel could still do is interrupt COMMIT PREPARED: the commit is decided.
-      this.log.info({ gid }, "cancel ignored: the distributed commit is decided");
+    if (gid !== null) {
+      if (this.runtime.txn.isDecided(gid)) {
+        // All a cancel could still do is interrupt COMMIT PREPARED: the commit is decided.
+        this.log.info({ gid }, "cancel ignored: the distributed commit is decided");
+        return;
+      }
+      // Before the decision a cancel may stop a slow PREPARE; the coordinator then rolls back everywhere.
+      for (const leg of this.txn?.legs.values() ?? []) {
+        leg.retire = true;
+        leg.connection.cancel().catch((error: unknown) => this.log.warn({ err: error }, "cancel failed"));
+      }
       return;
     }
     for (const hook of this.cancelHooks) hook();
