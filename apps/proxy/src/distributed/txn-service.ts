@@ -44,6 +44,7 @@ export class TxnService {
   private opened: { coordinator: Coordinator; recovery: Recovery; log: DecisionLog } | null = null;
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
+  private startupReport: RecoveryReport | null = null;
   private readonly regions: readonly string[];
 
   constructor(options: TxnServiceOptions) {
@@ -62,7 +63,7 @@ export class TxnService {
     const txn = this.options.config.txn;
     if (txn.decisionLog === "file" && !(await fileExists(this.logPath))) return null;
     await this.ready();
-    return this.recoverySweep();
+    return this.startupReport;
   }
 
   /** The coordinator, once the decision log is open (opening it on first use). */
@@ -155,7 +156,7 @@ export class TxnService {
     }
     this.opened = { coordinator, recovery, log };
     // Passes run here rather than by recovery.start(), so each report reaches the in-doubt ledger.
-    await this.recoverySweep();
+    this.startupReport = await this.recoverySweep();
     this.timer = setInterval(() => void this.recoverySweep(), txn.recoveryIntervalMs);
     this.timer.unref();
     logger.info({ prefix: this.prefix, log: txn.decisionLog }, "two-phase commit ready");
