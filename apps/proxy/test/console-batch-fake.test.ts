@@ -30,6 +30,17 @@ describe("console commands in a multi-statement query", () => {
     await client.close();
   });
 
+  it("answers the proxy's own SHOW STATS and SHOW CLIENTS in one string, beside SQL", async () => {
+    const client = await raw();
+    const result = await client.query("SHOW STATS; SHOW CLIENTS; SELECT 1");
+    expect(result.error).toBeUndefined();
+    expect(result.tags).toHaveLength(3);
+    expect(result.status).toBe("I");
+    const sent = Object.values(regions.fakes).flatMap((fake) => fake.statements.map((s) => s.sql));
+    expect(sent.filter((sql) => /show\s+(stats|clients)/i.test(sql))).toEqual([]);
+    await client.close();
+  });
+
   it("refuses RELOCATE inside a multi-statement query with 0A000 and a hint, and stays usable", async () => {
     const client = await raw();
     const result = await client.query("SELECT 1; RELOCATE alice TO us-east");

@@ -23,6 +23,8 @@ import { scanStatements } from "./statement-split.js";
 export { initSql };
 
 const DEFAULT_CACHE_SIZE = 4096;
+/** A statement that starts with SHOW, after any leading comments. */
+const SHOW_STATEMENT = /^(?:\s+|\/\*[\s\S]*?\*\/|--[^\n]*\n?)*show\s/i;
 const DOORKEEPER_MASK = (1 << 14) - 1;
 /** Bulk statements are analysed without the caches, which would otherwise hold their whole text. */
 const MAX_CACHED_TEXT = 16 * 1024;
@@ -184,12 +186,11 @@ export class Analyzer {
   #batchWithConsole(text: string, hints: Hints): Analysis[] | undefined {
     const pieces = scanStatements(text);
     if (pieces === undefined) return undefined;
-    const commands = pieces.map((piece) => readConsoleCommand(piece.text));
-    if (commands.every((command) => command === undefined)) return undefined;
-    for (const command of commands) {
-      if (command !== undefined && CHANGES_PROXY_STATE.has(command.command)) {
-        throw consoleCommandInBatch(command.command);
-      }
+    const consoles = pieces.map((piece) => this.#consolePiece(piece.text));
+    if (consoles.every((console) => console === undefined)) return undefined;
+    for (const console of consoles) {
+      const command = console?.console?.command;
+      if (command !== undefined && CHANGES_PROXY_STATE.has(command)) throw consoleCommandInBatch(command);
     }
     const analyses: Analysis[] = [];
     let sqlStart = -1;
@@ -200,14 +201,14 @@ export class Analyzer {
       sqlStart = -1;
     };
     for (const [i, piece] of pieces.entries()) {
-      const command = commands[i];
-      if (command === undefined) {
+      const console = consoles[i];
+      if (console === undefined) {
         if (sqlStart < 0) sqlStart = piece.start;
         sqlEnd = piece.end;
         continue;
       }
       flushSql();
-      analyses.push(this.#consoleAnalysis(piece.text, command));
+      analyses.push(console);
     }
     flushSql();
     return analyses;
@@ -250,6 +251,24 @@ export class Analyzer {
       )
         return undefined;
       throw error;
+    }
+  }
+
+  /**
+   * A batch piece's console analysis, or undefined for SQL. A `SHOW` this package does not know
+   * goes through `analyze`, so console commands an embedding adds by wrapping `analyze` (the
+   * proxy's SHOW STATS, SHOW CLIENTS) are found in a batch too.
+   */
+  #consolePiece(text: string): Analysis | undefined {
+    const command = readConsoleCommand(text);
+    if (command !== undefined) return this.#consoleAnalysis(text, command);
+    if (!SHOW_STATEMENT.test(text)) return undefined;
+    try {
+      const analysis = this.analyze(text);
+      return analysis.kind === "console" ? analysis : undefined;
+    } catch {
+      // Not a console command; the SQL it belongs to is parsed, and any error reported, whole.
+      return undefined;
     }
   }
 

@@ -65,8 +65,8 @@ export const CHANGES_PROXY_STATE: ReadonlySet<ConsoleCommandName> = new Set<Cons
   "undrain",
 ]);
 
-const CONSOLE_WORDS =
-  /\b(?:show\s+(?:regions|placement|pools|directory|in\s+doubt|health|alerts|peers)|where\s+is|route|relocate|rebalance|drain|undrain)\b/i;
+/** Any SHOW counts: an embedding may add console commands of its own (SHOW STATS, SHOW CLIENTS). */
+const CONSOLE_WORDS = /\b(?:show|where\s+is|route|relocate|rebalance|drain|undrain)\b/i;
 
 /** A cheap first look at a batch: only one that names a console command's words is split to find it. */
 export function mayHoldConsoleCommand(text: string): boolean {

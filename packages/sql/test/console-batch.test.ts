@@ -56,6 +56,22 @@ describe("console commands in a multi-statement query", () => {
     );
   });
 
+  it("finds console commands an embedding adds by wrapping analyze, and leaves other SHOWs to PostgreSQL", async () => {
+    const wrapped = await Analyzer.create({ keyColumns: new Map([["users", "tenant_id"]]) });
+    const analyze = wrapped.analyze.bind(wrapped);
+    const template = analyze("SHOW REGIONS");
+    wrapped.analyze = (text) =>
+      /^show widgets$/i.test(text.trim())
+        ? Object.create(template, { text: { value: text } })
+        : analyze(text);
+    const batch = wrapped.analyzeBatch("SHOW WIDGETS; SHOW search_path; SHOW REGIONS");
+    expect(batch.map((a) => [a.kind, a.text])).toEqual([
+      ["console", "SHOW WIDGETS"],
+      ["utility", "SHOW search_path"],
+      ["console", "SHOW REGIONS"],
+    ]);
+  });
+
   it("refuses a console command followed by more statements in one Parse", () => {
     expect(() => analyzer.analyze("WHERE IS users alice; SELECT 1")).toThrow(
       expect.objectContaining({ sqlstate: "42601", code: "multiple-commands" }),
