@@ -177,6 +177,47 @@ describe("portal suspension", () => {
   }
 });
 
+describe("suspended portals past the bounds", () => {
+  it("answers the rest of a suspended portal up to [gather] max_rows, then refuses with the bound's error", async () => {
+    const client = await RawClient.connect({
+      host: "127.0.0.1",
+      port: regions.proxy.port,
+      user: "postgres",
+      database: "shop",
+    });
+    try {
+      client.send(
+        Buffer.concat([
+          encodeParse({
+            name: "",
+            sql: "SELECT o.id, g FROM orders o, generate_series(1, 3) g",
+            paramTypes: [],
+          }),
+          encodeBind({ portal: "", statement: "", paramFormats: [], params: [], resultFormats: [] }),
+          encodeExecute({ portal: "", maxRows: 10 }),
+          encodeExecute({ portal: "", maxRows: 0 }),
+          encodeSync(),
+        ]),
+      );
+      const messages = await exchange(client);
+      const kinds = messages.map((m) => (Array.isArray(m) && m[0] !== "error" ? "row" : m));
+      expect(kinds).toEqual([
+        "ParseComplete",
+        "BindComplete",
+        ...Array.from({ length: 10 }, () => "row"),
+        "PortalSuspended",
+        // The rows held within the bound, then the bound's error where the rest would go on.
+        ...Array.from({ length: 200 }, () => "row"),
+        ["error", "53400"],
+        "ready I",
+      ]);
+      expect((await client.query("SELECT count(*) FROM orders")).rows).toEqual([["100"]]);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 describe("errors and transactions", () => {
   it("sends the error of the one region that failed, and the session goes on", async () => {
     const sql = "SELECT id / (CASE WHEN tenant_id = 'alice' THEN 0 ELSE 1 END) FROM measures ORDER BY 1";

@@ -14,16 +14,19 @@ export function regionLost(region: string, cause: PgError): PgError {
   });
 }
 
-/** The rows shipped home for a gather or a home finish passed a configured bound. */
+/** The rows shipped home, or held for a suspended portal, passed a configured bound. */
 export function gatherBoundExceeded(
   what: "rows" | "bytes",
   limit: number,
   regions: readonly string[],
+  held: "shipped" | "suspended" = "shipped",
 ): PgError {
   const setting = what === "rows" ? "max_rows" : "max_bytes";
+  const where =
+    held === "shipped" ? "shipped to the home region" : "held by geoproxy for a row-limited Execute";
   return new PgError({
     code: SqlState.configuration_limit_exceeded,
-    message: `the statement needs more than ${limit} ${what} of regions ${regions.join(", ")} shipped to the home region`,
+    message: `the statement needs more than ${limit} ${what} of regions ${regions.join(", ")} ${where}`,
     hint: `Narrow the statement (a filter on the partition key, fewer columns), or raise [gather] ${setting} in the geoproxy configuration.`,
   });
 }

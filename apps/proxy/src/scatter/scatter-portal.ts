@@ -101,7 +101,8 @@ export class ScatterPortal {
         this.finish();
         return;
       }
-      this.rest = await PortalBuffer.drain(answer.rows);
+      const limits = this.plan.gatherLimits ?? session.runtime.config.gather;
+      this.rest = await PortalBuffer.drain(answer.rows, limits, this.plan.regions);
     } catch (error) {
       this.finish();
       reportFailure(session, error, EXTENDED);
