@@ -9,6 +9,7 @@ import type {
 import type { Directory, GeoConfig, ParamValue, Plan, Topology } from "@geo/core";
 import type { PoolStats } from "@geo/pool";
 import type { Analysis, Analyzer } from "@geo/sql";
+import type { ReplicaService } from "../replicas/replica-service.js";
 
 /**
  * Everything a console command may read, handed to `runConsoleCommand` for each command. The
@@ -32,6 +33,10 @@ export interface ConsoleContext {
    * the other commands): those commands then answer 0A000.
    */
   readonly observed?: ObservedState;
+  /** Health probes and replica pools, when the topology lists replicas (DRAIN, UNDRAIN, ROUTE). */
+  readonly replicas?: ReplicaService | undefined;
+  /** The client's IP address: under trust authentication only local clients may DRAIN or UNDRAIN. */
+  readonly clientAddress?: string | undefined;
 }
 
 /** The observed state the console reads; the proxy's observability module provides it. */

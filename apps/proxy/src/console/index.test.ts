@@ -33,6 +33,8 @@ describe("runConsoleCommand", () => {
       "SHOW CLIENTS",
       "WHERE IS <table> <key>",
       "ROUTE <statement>",
+      "DRAIN <host:port>",
+      "UNDRAIN <host:port>",
     ]);
   });
 });

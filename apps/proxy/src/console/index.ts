@@ -2,6 +2,7 @@ import { SqlAnalysisError } from "@geo/sql";
 import type { ConsoleHandler, ConsoleResult } from "./console-command.js";
 import { consoleCommandNotAvailable, notAConsoleCommand } from "./console-errors.js";
 import type { ConsoleContext } from "./context.js";
+import { drain, undrain } from "./drain.js";
 import {
   type AnyConsoleCommand,
   type AnyConsoleCommandName,
@@ -61,9 +62,11 @@ function handlerFor(command: AnyConsoleCommandName): ConsoleHandler | undefined 
       return relocate;
     case "rebalance":
       return rebalance;
-    case "show-peers":
     case "drain":
+      return drain;
     case "undrain":
+      return undrain;
+    case "show-peers":
       return undefined;
     default:
       return assertNever(command);
@@ -98,6 +101,8 @@ export const CONSOLE_SYNTAX: readonly string[] = [
   showClients,
   whereIs,
   route,
+  drain,
+  undrain,
 ].map((handler) => handler.syntax);
 
 /**

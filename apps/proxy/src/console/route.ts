@@ -1,5 +1,6 @@
 import { formatPlan } from "@geo/core";
 import { type Analysis, SqlAnalysisError } from "@geo/sql";
+import { replicaRouteRow } from "../replicas/route-replica.js";
 import { type ConsoleHandler, selectRows } from "./console-command.js";
 import { consoleSyntaxError } from "./console-errors.js";
 
@@ -42,6 +43,10 @@ export const route: ConsoleHandler = {
       ];
       return selectRows(ROUTE_COLUMNS, rows);
     }
-    return selectRows(ROUTE_COLUMNS, explainRows(formatPlan(analysis, ctx.plan(analysis))));
+    const plan = ctx.plan(analysis);
+    return selectRows(ROUTE_COLUMNS, [
+      ...explainRows(formatPlan(analysis, plan)),
+      ...replicaRouteRow(analysis, plan, ctx.replicas),
+    ]);
   },
 };

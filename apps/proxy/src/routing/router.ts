@@ -20,6 +20,8 @@ export type Route =
       readonly readOnly: boolean;
       /** Reads no table: any connection the session already holds may run it (FETCH, SELECT 1, ...). */
       readonly anywhere: boolean;
+      /** Runs on the region's primary even when it only reads (several statements sent as one string). */
+      readonly onPrimary?: boolean;
     }
   | { readonly kind: "local"; readonly what: "transaction" | "session" | "console" | "empty" }
   | { readonly kind: "deferred"; readonly params: readonly number[] }

@@ -15,8 +15,9 @@ import { TxnService } from "../distributed/txn-service.js";
 import { shuttingDown, tooManyClients } from "../errors/catalog.js";
 import { RegionPools } from "../executor/region-pools.js";
 import { createLogger, type Logger, type LogLevel } from "../log.js";
-import { Observability } from "../observability/observability.js";
 import { Moves } from "../moves/moves.js";
+import { Observability } from "../observability/observability.js";
+import { ReplicaService } from "../replicas/replica-service.js";
 import { Router } from "../routing/router.js";
 import { Session } from "../session/session.js";
 import { CancelRegistry } from "./cancel-registry.js";
@@ -106,6 +107,10 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     await pools.close(0);
     throw error;
   });
+  // With replicas listed, one monitor probes every backend before the first client is served, and
+  // the admin port shows what it probes (no second set of probes).
+  const replicas = ReplicaService.create(config, topology, security.connect);
+  await replicas?.start();
   const observability = await Observability.start({
     config,
     topology,
@@ -114,7 +119,9 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     pools,
     log,
     plan: (analysis, params) => router.plan(analysis, params),
+    ...(replicas === undefined ? {} : { health: replicas.health }),
   }).catch(async (error: unknown) => {
+    await replicas?.close(0);
     await pools.close(0);
     throw error;
   });
@@ -132,6 +139,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
 
   const moves = await startMoves(config, topology, pools, log, directory).catch(async (error: unknown) => {
     await observability.close();
+    await replicas?.close(0);
     await pools.close(0);
     throw error;
   });
@@ -147,19 +155,22 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     cancels: new CancelRegistry(),
     homeParameters,
     nextSequence: () => ++sequence,
-    consoleContext: (user: string): ConsoleContext => ({
+    consoleContext: (user: string, clientAddress?: string): ConsoleContext => ({
       config,
       topology,
       directory,
       analyzer,
       plan: (analysis, params) => router.plan(analysis, params),
-      poolStats: () => pools.stats(),
+      poolStats: () => [...pools.stats(), ...(replicas?.pools.stats() ?? [])],
       user,
       observed: observability.console,
+      replicas,
+      clientAddress,
     }),
     observability,
     txn,
     moves,
+    replicas,
     get shuttingDown() {
       return closing;
     },
@@ -197,6 +208,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     server.once("error", (error: NodeJS.ErrnoException) => {
       void pools.close(0);
       void observability.close();
+      void replicas?.close(0);
       reject(new StartupError([`cannot listen on ${host}:${port}: ${error.message}`]));
     });
     server.listen(port, host, () => resolve());
@@ -232,6 +244,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
         await moves?.close();
         await txn.close();
         await observability.close();
+        await replicas?.close(1000);
         await pools.close(1000);
         log.info("geoproxy stopped");
       })();

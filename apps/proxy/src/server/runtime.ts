@@ -5,6 +5,7 @@ import type { RegionPools } from "../executor/region-pools.js";
 import type { Logger } from "../log.js";
 import type { Moves } from "../moves/moves.js";
 import type { Observability } from "../observability/observability.js";
+import type { ReplicaService } from "../replicas/replica-service.js";
 import type { Router } from "../routing/router.js";
 import type { CancelRegistry } from "./cancel-registry.js";
 
@@ -19,13 +20,16 @@ export interface ProxyRuntime {
   readonly homeParameters: ReadonlyMap<string, string>;
   /** Monotonic across the proxy: orders client Parses against backend copies of statements. */
   nextSequence(): number;
-  consoleContext(user: string): ConsoleContext;
+  /** `clientAddress`: the client's IP address, for commands only local clients may run under trust. */
+  consoleContext(user: string, clientAddress?: string): ConsoleContext;
   /** Metrics, clients, health, alerts, transactions in doubt, and the admin port when configured. */
   readonly observability: Observability;
   /** Two-phase commit of writes across regions: coordinator, decision log, recovery. */
   readonly txn: TxnService;
   /** The directory in PostgreSQL, holds and moves: present with a `[directory_store]` section. */
   readonly moves?: Moves | undefined;
+  /** Health probes and replica pools: present when the topology lists a replica (docs/replicas.md). */
+  readonly replicas?: ReplicaService | undefined;
   /** True once shutdown began: idle sessions close, new ones are refused. */
   readonly shuttingDown: boolean;
 }

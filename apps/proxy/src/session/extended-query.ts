@@ -535,7 +535,7 @@ export class ExtendedQuery {
       syncAnswer: true,
       effect: () => {
         this.syncsPending--;
-        for (const leg of [...session.batchLegs.values()]) {
+        for (const leg of [...session.batchLegs.values(), ...session.replicas.heldLegs()]) {
           if (session.txn?.legs.get(leg.region) !== leg) session.releaseLeg(leg);
         }
         session.settleBatchPins(session.relay.errorsSent > errorsBefore);

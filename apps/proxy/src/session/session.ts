@@ -49,6 +49,8 @@ import { runMultiRegion } from "../executor/multi-region.js";
 import { Relay, type Unit } from "../executor/relay.js";
 import type { Logger } from "../log.js";
 import type { ObservedClient } from "../observability/observed-client.js";
+import { acquireRead, mayReadOnReplica, noteWrite, replicaOf } from "../replicas/replica-read.js";
+import { SessionReplicas } from "../replicas/session-replicas.js";
 import type { Route } from "../routing/router.js";
 import type { ProxyRuntime } from "../server/runtime.js";
 import { ExtendedQuery } from "./extended-query.js";
@@ -100,6 +102,8 @@ export class Session {
   committingGid: string | null = null;
   /** Replicated tables this session wrote at their writer: read from there from now on (read-your-writes). */
   readonly writerReads = new Set<string>();
+  /** Read-your-writes over replicas, and the replica connections of the batch in flight. */
+  readonly replicas = new SessionReplicas();
   /** Statements of the current extended batch whose pin removals wait for its Sync. */
   private readonly batchPins: Analysis[] = [];
   /** Legs used by the extended-protocol batch since the last Sync (outside a transaction). */
@@ -340,9 +344,15 @@ export class Session {
    * The connection a statement for `region` runs on: the transaction's leg there (opened now if
    * new, with the client's settings and BEGIN replayed), the pinned connection, the batch's leg, or
    * a fresh one from the pool with the client's settings replayed. `anywhere`: the statement reads
-   * no table, so any connection already held will do.
+   * no table, so any connection already held will do. `readsReplica`: it may run on a replica of
+   * the region (`replicas/replica-read.ts`).
    */
-  async legFor(region: string, anywhere: boolean, mode: StatementMode): Promise<Leg | PgError> {
+  async legFor(
+    region: string,
+    anywhere: boolean,
+    mode: StatementMode,
+    readsReplica = false,
+  ): Promise<Leg | PgError> {
     const txn = this.txn;
     if (anywhere) {
       const held = txn?.primaryLeg() ?? this.pinnedLeg ?? this.batchLegs.values().next().value;
@@ -355,6 +365,8 @@ export class Session {
       if (this.pinnedLeg !== null && this.pinnedLeg.region === region) return this.activate(this.pinnedLeg);
       const batchLeg = this.batchLegs.get(region);
       if (batchLeg !== undefined) return this.activate(batchLeg);
+      const replicaLeg = readsReplica ? this.replicas.batchLegs.get(region) : undefined;
+      if (replicaLeg !== undefined) return this.activate(replicaLeg);
     }
     await this.quiesceActive();
     let leg: Leg;
@@ -362,7 +374,9 @@ export class Session {
     else {
       let lease: Lease;
       try {
-        lease = await this.runtime.pools.acquire(region, this.user);
+        lease = readsReplica
+          ? await acquireRead(this, region)
+          : await this.runtime.pools.acquire(region, this.user);
       } catch (error) {
         return error instanceof PgError ? error : internalError(error);
       }
@@ -383,7 +397,8 @@ export class Session {
       txn.legs.set(region, leg);
       this.relay.expect({ leg, kind: "query", mode: "quiet", dropReadyForQuery: true });
       leg.write(encodeQuery({ sql: txn.openingSql() }));
-    } else if (mode.extended) this.batchLegs.set(region, leg);
+    } else if (mode.extended)
+      (replicaOf(leg) === undefined ? this.batchLegs : this.replicas.batchLegs).set(region, leg);
     this.activeLeg = leg;
     if (mode.extended) this.extended.touch(leg);
     return leg;
@@ -448,6 +463,7 @@ export class Session {
     if (leg === this.pinnedLeg || leg.outstanding > 0) return;
     if (this.txn?.legs.get(leg.region) === leg) return;
     if (this.batchLegs.get(leg.region) === leg) this.batchLegs.delete(leg.region);
+    this.replicas.forget(leg);
     if (this.activeLeg === leg) this.activeLeg = null;
     leg.release(false);
   }
@@ -467,6 +483,7 @@ export class Session {
       txn.failed = true;
     }
     if (this.batchLegs.get(leg.region) === leg) this.batchLegs.delete(leg.region);
+    this.replicas.forget(leg);
     if (this.activeLeg === leg) this.activeLeg = null;
     this.relay.failLeg(leg, wasPinned ? pinnedConnectionLost(leg.region) : backendLost(leg.region, error));
     leg.release(true);
@@ -495,6 +512,9 @@ export class Session {
     }
     if (route.kind === "multi-region") {
       await runMultiRegion(this, analysis, route.plan, mode);
+      if (route.plan.kind === "distributed-write")
+        for (const written of route.plan.regions)
+          noteWrite(this, written, this.txn?.legs.get(written) ?? null);
       return null;
     }
     if (route.kind !== "region" && route.kind !== "deferred") {
@@ -511,11 +531,13 @@ export class Session {
       // A batch outside a block that writes a second region becomes one distributed transaction.
       await beginDistributedBatch(this);
     }
-    const leg = await this.legFor(region, anywhere, mode);
+    const readsReplica = mayReadOnReplica(this, analysis, route, region);
+    const leg = await this.legFor(region, anywhere, mode, readsReplica);
     if (leg instanceof PgError) {
       this.fail(leg, mode);
       return null;
     }
+    if (!readOnly || !analysis.readOnly) noteWrite(this, leg.region, leg);
     if (!readOnly) {
       const block = this.txn;
       if (block !== null) {
@@ -841,7 +863,8 @@ export class Session {
     if (!committed) this.settings.restore(txn.settingsBefore);
     txn.settleSettings(committed, (applied) => this.settings.markApplied(applied));
     for (const leg of legs) {
-      if (mode.extended && leg.broken === null && leg !== this.pinnedLeg) this.batchLegs.set(leg.region, leg);
+      if (mode.extended && leg.broken === null && leg !== this.pinnedLeg)
+        (replicaOf(leg) === undefined ? this.batchLegs : this.replicas.batchLegs).set(leg.region, leg);
       else this.releaseLeg(leg);
     }
     if (mode.final) this.relay.local({ bytes: () => this.readyForQuery() });
@@ -899,7 +922,10 @@ export class Session {
 
   /** Console commands answered from the proxy's own state, as an ordinary result set. */
   runConsole(analysis: Analysis, mode: StatementMode, describe: boolean): void {
-    const result = runConsoleCommand(analysis.text, this.runtime.consoleContext(this.user));
+    const result = runConsoleCommand(
+      analysis.text,
+      this.runtime.consoleContext(this.user, this.socket.remoteAddress),
+    );
     if (result instanceof PgError) {
       this.fail(result, mode);
       return;
@@ -984,11 +1010,16 @@ export class Session {
     if (this.cleaned) return;
     this.cleaned = true;
     if (this.key !== null) this.runtime.cancels.unregister(this.key.processId);
-    const legs = new Set<Leg>([...(this.txn?.legs.values() ?? []), ...this.batchLegs.values()]);
+    const legs = new Set<Leg>([
+      ...(this.txn?.legs.values() ?? []),
+      ...this.batchLegs.values(),
+      ...this.replicas.heldLegs(),
+    ]);
     if (this.pinnedLeg !== null) legs.add(this.pinnedLeg);
     if (this.activeLeg !== null) legs.add(this.activeLeg);
     this.txn = null;
     this.batchLegs.clear();
+    this.replicas.batchLegs.clear();
     for (const leg of legs) {
       // An open transaction or pinned objects need a full reset; a reply in flight closes it.
       leg.release(true);

@@ -152,7 +152,9 @@ async function runBatchAdmitted(
   if (region !== null) {
     const readOnly = routes.every((route) => route.kind !== "region" || route.readOnly);
     session.observed.routedTogether(routes, region);
-    await forward(session, analyses, { kind: "region", region, readOnly, anywhere: false }, FINAL, bytes);
+    // One string, one connection: a replica could not run whatever of it writes or changes the session.
+    const route: Route = { kind: "region", region, readOnly, anywhere: false, onPrimary: true };
+    await forward(session, analyses, route, FINAL, bytes);
     return;
   }
   // One statement at a time from here: each is admitted on its own.

@@ -1,0 +1,79 @@
+import type { Endpoint, GeoConfig, Topology } from "@geo/core";
+import { type ConnectFunction, endpointAddress, type Lease, type PoolKey, PoolSet } from "@geo/pool";
+import type { RegionPoolStats } from "../console/context.js";
+
+/**
+ * The pools of every replica endpoint, keyed like the primaries' (endpoint, database, role), with
+ * the pool settings of `[pool]`. Kept apart from `RegionPools` so a replica's connections never
+ * stand in for a primary's.
+ */
+export class ReplicaPools {
+  private readonly pools: PoolSet;
+  private readonly endpoints = new Map<string, { readonly region: string; readonly endpoint: Endpoint }>();
+  private readonly passthrough: boolean;
+
+  constructor(topology: Topology, config: GeoConfig, connect?: ConnectFunction) {
+    this.passthrough = config.auth.passthrough;
+    for (const region of topology.regions)
+      for (const endpoint of region.replicas)
+        this.endpoints.set(endpointAddress(endpoint), { region: region.id, endpoint });
+    this.pools = new PoolSet({
+      config: {
+        min: config.pool.min,
+        max: config.pool.max,
+        connectTimeoutMs: config.pool.connectTimeoutMs,
+        idleTimeoutMs: config.pool.idleTimeoutMs,
+        checkoutTimeoutMs: config.pool.checkoutTimeoutMs,
+        maxWaiters: config.pool.maxWaiters,
+        warm: false,
+      },
+      credentials: (key) => {
+        const password = this.endpoints.get(endpointAddress(key))?.endpoint.password;
+        return { applicationName: "geoproxy", ...(password === undefined ? {} : { password }) };
+      },
+      ...(connect === undefined ? {} : { connect }),
+    });
+  }
+
+  /** True when the topology lists at least one replica. */
+  get any(): boolean {
+    return this.endpoints.size > 0;
+  }
+
+  /** Whether `region` has replicas at all: without them no read asks the monitor. */
+  regionHasReplicas(region: string): boolean {
+    for (const entry of this.endpoints.values()) if (entry.region === region) return true;
+    return false;
+  }
+
+  private keyOf(address: string, user: string): PoolKey | undefined {
+    const entry = this.endpoints.get(address);
+    if (entry === undefined) return undefined;
+    const { endpoint } = entry;
+    return {
+      host: endpoint.host,
+      port: endpoint.port,
+      database: endpoint.database,
+      user: this.passthrough ? user : (endpoint.user ?? user),
+    };
+  }
+
+  /** A connection to the replica at `address` (`host:port`), as the client's role maps there. */
+  acquire(address: string, user: string): Promise<Lease> {
+    const key = this.keyOf(address, user);
+    if (key === undefined) return Promise.reject(new Error(`no replica ${address} is configured`));
+    return this.pools.get(key).acquire();
+  }
+
+  stats(): RegionPoolStats[] {
+    return this.pools.list().map((pool) => {
+      const stats = pool.stats();
+      const region = this.endpoints.get(endpointAddress(stats.key))?.region ?? "?";
+      return { ...stats, region, role: "replica" };
+    });
+  }
+
+  close(timeoutMs: number): Promise<void> {
+    return this.pools.close({ timeoutMs });
+  }
+}
