@@ -304,6 +304,47 @@ describe("reads and replicas", () => {
     });
   });
 
+  it("shows a primary that reports recovery in SHOW HEALTH and raises role_mismatch, promoting nothing", async () => {
+    const [eu, us] = cluster.servers;
+    // The topology names the standby as the primary and the primary as its replica.
+    const swapped = await startProxy({
+      config: parseConfig(regionsToml(replica.port, eu!.port, us!.port), "swapped.toml"),
+      directory: new MemoryDirectory([["alice", "eu-west"]]),
+      logLevel: "silent",
+      port: 0,
+      shutdownTimeoutMs: 200,
+    });
+    const c = new pg.Client({
+      host: swapped.host,
+      port: swapped.port,
+      user: "postgres",
+      database: "postgres",
+    });
+    await c.connect();
+    try {
+      const health = await c.query<{ role: string; endpoint: string; in_recovery: string }>("SHOW HEALTH");
+      expect(health.rows.find((row) => row.endpoint === replicaAddress())).toMatchObject({
+        role: "primary",
+        in_recovery: "yes",
+      });
+      const alerts = await c.query<{ name: string; subject: string }>("SHOW ALERTS");
+      expect(alerts.rows).toContainEqual(
+        expect.objectContaining({ name: "role_mismatch", subject: replicaAddress() }),
+      );
+      // The "replica" is out of recovery: it serves no reads, and nothing is promoted or changed.
+      const read = await c.query<{ r: boolean }>(
+        "SELECT pg_is_in_recovery() AS r FROM items WHERE tenant_id = 'alice' LIMIT 1",
+      );
+      expect(read.rows[0]?.r).toBe(true);
+      expect((await replicaDirect.query<{ r: boolean }>("SELECT pg_is_in_recovery() AS r")).rows[0]!.r).toBe(
+        true,
+      );
+    } finally {
+      await c.end();
+      await swapped.close({ timeoutMs: 200 });
+    }
+  });
+
   it("sends reads to the primary while the replica is stopped, and back once it returns", async () => {
     await replica.stopServer("immediate");
     try {
