@@ -29,7 +29,7 @@ function numericBinary(text: string): Buffer {
   out.writeInt16BE(digits.length === 0 ? 0 : weight, 2);
   out.writeUInt16BE(negative && digits.length > 0 ? 0x4000 : 0, 4);
   out.writeUInt16BE(fraction.length, 6);
-  digits.forEach((d, i) => out.writeInt16BE(d, 8 + 2 * i));
+  for (const [i, d] of digits.entries()) out.writeInt16BE(d, 8 + 2 * i);
   return out;
 }
 

@@ -183,11 +183,10 @@ export class RegionRows {
     }
   }
 
-  /** Reads and drops what is left (the merge had enough rows). */
+  /** Reads and drops the rows left (they were described with stale column types). */
   async drain(): Promise<void> {
-    while ((await this.next()) !== null) {
-      // rows past the LIMIT are dropped
-    }
+    let row = await this.next();
+    while (row !== null) row = await this.next();
   }
 }
 
