@@ -145,6 +145,7 @@ export class DirectoryStore {
 
   /** Records a located key in the region that holds it, so the next start knows it too. */
   async remember(key: string, region: RegionId): Promise<void> {
+    if (this.directory.lookup(key) !== undefined) return;
     this.directory.assign(key, region);
     if (!this.config.recordNewKeys) return;
     await this.runner.run(region, this.table.recordSql([key], region)).catch((error: unknown) => {

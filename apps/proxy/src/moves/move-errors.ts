@@ -109,3 +109,12 @@ export function nothingToMove(region: string): PgError {
     hint: "Name a key that lives elsewhere (WHERE IS <table> <key> tells where).",
   });
 }
+
+/** Looking for a key with no entry failed in some region: where its rows are is unknown. */
+export function lookupFailed(key: string, cause: unknown): PgError {
+  return new PgError({
+    code: SqlState.connection_failure,
+    message: `could not look for key ${JSON.stringify(key)} in every region: ${cause instanceof Error ? cause.message : String(cause)}`,
+    hint: "A region did not answer; retry once it is back (SHOW HEALTH tells).",
+  });
+}

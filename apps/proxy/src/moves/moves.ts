@@ -18,8 +18,14 @@ import type { Leg } from "../executor/leg.js";
 import type { RegionPools } from "../executor/region-pools.js";
 import type { Logger } from "../log.js";
 import type { Session, StatementMode } from "../session/session.js";
-import { HoldRegistry, type Ticket } from "./hold-registry.js";
-import { keyInSeveralRegions, moveInTransaction, notAnOperator, unknownRegion } from "./move-errors.js";
+import { HoldRegistry } from "./hold-registry.js";
+import {
+  keyInSeveralRegions,
+  lookupFailed,
+  moveInTransaction,
+  notAnOperator,
+  unknownRegion,
+} from "./move-errors.js";
 import { KeyMover, type MovedTable } from "./move-keys.js";
 import { rebalance } from "./rebalance-keys.js";
 import { statementKeys } from "./statement-keys.js";
@@ -166,12 +172,6 @@ export class Moves {
     const touched = analyses.map((analysis) =>
       statementKeys(analysis, topology, directory, canonical, params),
     );
-    for (const keys of touched) {
-      for (const key of keys.unlisted) {
-        const location = await this.locate(key);
-        if (location.kind === "several") return keyInSeveralRegions(key, location.regions);
-      }
-    }
     const any = touched.some((keys) => keys.touch.kind === "any");
     const keys = touched.flatMap((k) => (k.touch.kind === "keys" ? k.touch.keys : []));
     const touch = any
@@ -182,6 +182,24 @@ export class Moves {
     const inWork = session.txn !== null && session.txn.legs.size > 0;
     const ticket = await this.holds.admit(touch, this.storeConfig.holdMs, inWork);
     if (ticket instanceof PgError) return ticket;
+    // Looked for once admitted: no move of these keys can start before the ticket is released,
+    // so what the probe finds is still true when the statement runs.
+    for (const keys of touched) {
+      for (const key of keys.unlisted) {
+        if (directory.lookup(key) !== undefined) continue;
+        let location: Location;
+        try {
+          location = await this.locate(key);
+        } catch (error) {
+          ticket.release();
+          return error instanceof PgError ? error : lookupFailed(key, error);
+        }
+        if (location.kind === "several") {
+          ticket.release();
+          return keyInSeveralRegions(key, location.regions);
+        }
+      }
+    }
     const newKeys = this.storeConfig.recordNewKeys
       ? [...new Set(touched.flatMap((k) => k.newKeys))].filter((key) => directory.lookup(key) === undefined)
       : [];
@@ -189,7 +207,7 @@ export class Moves {
     const admission: Admission = {
       newKeys,
       release: () => {
-        (ticket as Ticket).release();
+        ticket.release();
         if (state.current === admission) state.current = null;
       },
     };
