@@ -32,7 +32,7 @@ import {
 } from "../errors/catalog.js";
 import type { Leg } from "../executor/leg.js";
 import type { Route } from "../routing/router.js";
-import { boundParams, type ScatterPortal } from "../scatter/scatter-portal.js";
+import { boundParams, ScatterPortal } from "../scatter/scatter-portal.js";
 import { decodeBinaryParam } from "./binary-params.js";
 import type { Session, StatementMode } from "./session.js";
 import { Transaction } from "./transaction.js";
@@ -242,6 +242,22 @@ export class ExtendedQuery {
     session.observed.routed(route);
     if (route.kind === "local") {
       this.portals.set(view.portal, { statement, leg: null, local: route.what });
+      session.relay.local({ bytes: Messages.bindComplete });
+      return;
+    }
+    if (route.kind === "multi-region" && route.plan.kind === "scatter") {
+      const bind = decodeBind(frame.payload);
+      if (isProtocolFault(bind)) {
+        session.fatal(protocolViolation(bind));
+        return;
+      }
+      const scatter = new ScatterPortal(
+        analysis,
+        route.plan,
+        boundParams(bind, statement.paramTypes),
+        bind.resultFormats,
+      );
+      this.portals.set(view.portal, { statement, leg: null, local: null, scatter });
       session.relay.local({ bytes: Messages.bindComplete });
       return;
     }
