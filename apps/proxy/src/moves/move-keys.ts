@@ -74,14 +74,18 @@ export class KeyMover {
     const leases = new Map<RegionId, Lease>();
     let finished = false;
     try {
-      for (const region of regions) {
-        const lease = await this.runner.acquire(region);
-        leases.set(region, lease);
-        await query(
-          lease,
-          `BEGIN; SET LOCAL lock_timeout = '${this.settings.lockTimeoutMs}ms'; SET LOCAL ${MOVING_SETTING} = on`,
-        );
-      }
+      // Regions are independent until the commit: each step that touches all of them runs in parallel.
+      const begun = await Promise.allSettled(
+        regions.map(async (region) => {
+          const lease = await this.runner.acquire(region);
+          leases.set(region, lease);
+          await query(
+            lease,
+            `BEGIN; SET LOCAL lock_timeout = '${this.settings.lockTimeoutMs}ms'; SET LOCAL ${MOVING_SETTING} = on`,
+          );
+        }),
+      );
+      for (const outcome of begun) if (outcome.status === "rejected") throw outcome.reason;
       const on = (region: RegionId): Lease => leases.get(region)!;
       const geo = this.store.geoTables;
       const order = orderTables(geo, (await query(on(to), foreignKeySql(geo))).rows);
@@ -136,7 +140,7 @@ export class KeyMover {
         }
       }
       const entry = this.store.table.moveSql(keys, to);
-      for (const region of regions) await query(on(region), entry);
+      await Promise.all(regions.map((region) => query(on(region), entry)));
       const participants: Participant[] = regions.map((region) => ({
         region,
         query: async (sql: string) => {
@@ -180,8 +184,9 @@ export class KeyMover {
       )
       .join(" UNION ");
     const found = new Map<string, RegionId[]>();
-    for (const region of regions) {
-      for (const row of (await query(on(region), probe)).rows) {
+    const answers = await Promise.all(regions.map((region) => query(on(region), probe)));
+    for (const [index, region] of regions.entries()) {
+      for (const row of answers[index]!.rows) {
         const key = row["key"];
         if (key == null) continue;
         const list = found.get(key) ?? [];
