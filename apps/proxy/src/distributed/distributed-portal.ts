@@ -10,6 +10,7 @@ import {
 } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
 import { internalError } from "../errors/catalog.js";
+import { noteWrite } from "../replicas/replica-read.js";
 import type { Session, StatementMode } from "../session/session.js";
 import { beginDistributedBatch } from "./distributed-batch.js";
 import { collectAnswer, type LegAnswer } from "./leg-statement.js";
@@ -80,6 +81,7 @@ export class DistributedPortal {
       await session.settle();
       txn.writeRegion ??= leg.region;
       txn.writeRegions.add(leg.region);
+      noteWrite(session, leg.region, leg);
       session.log.debug({ region: leg.region, sql: statement.sql }, "distributed write (extended)");
       // Sync inside the block ends nothing; it only makes the backend answer at once.
       const answer = await collectAnswer(

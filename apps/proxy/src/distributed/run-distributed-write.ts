@@ -1,6 +1,7 @@
 import type { DistributedWritePlan, RegionStatement } from "@geo/core";
 import { encodeCommandComplete, PgError } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
+import { noteWrite } from "../replicas/replica-read.js";
 import type { Session, StatementMode } from "../session/session.js";
 import { Transaction } from "../session/transaction.js";
 import { commitAcrossRegions, rollbackAll } from "./commit-across-regions.js";
@@ -41,6 +42,8 @@ export async function runDistributedWrite(
     await session.relay.idle();
     txn.writeRegion ??= leg.region;
     txn.writeRegions.add(leg.region);
+    // The session's later reads of this region must see the write (not a lagging replica).
+    noteWrite(session, leg.region, leg);
     if (leg.broken !== null || txn.failed) {
       failure = leg.broken ?? failure;
       break;
