@@ -407,6 +407,21 @@ log_table = "geo_txn_decisions"
 });
 
 describe("console", () => {
+  it("lists a prepared transaction recovery cannot settle yet in SHOW IN DOUBT, and drops it once settled", async () => {
+    const gid = `geo_geoproxy_${Date.now().toString(36).padStart(9, "0")}0123456789abcdef`;
+    const us = regions.direct["us-east"];
+    await us.query("BEGIN");
+    await us.query("INSERT INTO users (tenant_id, id, name) VALUES ('bob', 800, 'b-800')");
+    await us.query(`PREPARE TRANSACTION '${gid}'`);
+    // Undecided and within the grace period: recovery leaves it, and says so.
+    await regions.proxy.runtime.txn.recoverNow();
+    const listed = await client.query("SHOW IN DOUBT");
+    expect(listed.rows).toEqual([expect.objectContaining({ gid, decision: "abort", regions: "us-east" })]);
+    await us.query(`ROLLBACK PREPARED '${gid}'`);
+    await regions.proxy.runtime.txn.recoverNow();
+    expect((await client.query("SHOW IN DOUBT")).rows).toEqual([]);
+  });
+
   it("answers SHOW IN DOUBT with no rows once every commit is settled", async () => {
     const result = await client.query("SHOW IN DOUBT");
     expect(result.rows).toEqual([]);

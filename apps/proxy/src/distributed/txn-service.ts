@@ -93,6 +93,7 @@ export class TxnService {
     try {
       const report = await opened.recovery.runOnce();
       this.report(report);
+      this.showUnsettled(opened.coordinator);
       return report;
     } catch (error) {
       this.options.log.warn({ err: error }, "recovery pass failed; it is retried");
@@ -166,7 +167,7 @@ export class TxnService {
   private report(report: RecoveryReport): void {
     const { committed, rolledBack, waiting, failures } = report;
     const ledger = this.options.ledger;
-    for (const action of committed) ledger?.acknowledged(action.gid, action.region);
+    for (const action of [...committed, ...rolledBack]) ledger?.acknowledged(action.gid, action.region);
     for (const gid of report.completed) ledger?.settled(gid);
     if (committed.length + rolledBack.length + waiting.length + failures.length === 0) return;
     this.options.log.info(
@@ -178,6 +179,29 @@ export class TxnService {
       },
       "recovery pass",
     );
+  }
+
+  /**
+   * What recovery found and could not settle yet (a region down, an undecided transaction within
+   * the grace period, often left by a previous run of the proxy) joins SHOW IN DOUBT: decided ones as
+   * commits, undecided ones as the aborts they will become.
+   */
+  private showUnsettled(coordinator: Coordinator): void {
+    const ledger = this.options.ledger;
+    if (ledger === undefined) return;
+    const tracked = coordinator.inDoubt();
+    const open = new Set(tracked.map((txn) => txn.gid));
+    // Whatever the coordinator no longer tracks is settled everywhere.
+    for (const entry of ledger.list()) if (!open.has(entry.gid)) ledger.settled(entry.gid);
+    const listed = new Set(ledger.list().map((entry) => entry.gid));
+    const now = Date.now();
+    for (const txn of tracked) {
+      if (txn.phase !== "awaiting-recovery" || listed.has(txn.gid)) continue;
+      ledger.decided(txn.gid, txn.decided ? "commit" : "abort", txn.participants, new Date(now - txn.ageMs));
+      for (const region of txn.participants) {
+        if (!txn.unresolved.includes(region)) ledger.acknowledged(txn.gid, region);
+      }
+    }
   }
 
   /** Feeds the in-doubt ledger: decisions as they become durable, acknowledgements as they come. */
