@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { MemoryDirectory, parseConfig } from "@geo/core";
 import { encodeBind, encodeExecute, encodeParse, encodeStartupMessage, encodeSync } from "@geo/proto";
 import pg from "pg";
+import postgres from "postgres";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startProxy } from "../src/index.js";
 import { REGIONS, type RegionName, regionsToml } from "./support/fake-regions.js";
@@ -358,6 +359,36 @@ describe("one statement writing in several regions, with bound parameters (exten
     const removed = await client.query("DELETE FROM users WHERE id = $1", [700]);
     expect(removed.rowCount).toBe(3);
     expect(await usersIn("us-east", "bob", 700)).toEqual([]);
+  });
+});
+
+describe("drivers", () => {
+  it("runs a postgres.js multi-key insert with prepared statements and its transaction across regions", async () => {
+    const sql = postgres(`postgres://postgres@127.0.0.1:${regions.proxy.port}/shop`, {
+      max: 1,
+      onnotice: () => undefined,
+    });
+    try {
+      const rows = [
+        { tenant_id: "bob", id: 900, name: "b-900" },
+        { tenant_id: "alice", id: 900, name: "a-900" },
+      ];
+      const inserted = await sql`INSERT INTO users ${sql(rows)} RETURNING tenant_id, name`;
+      expect(inserted.map((row) => ({ ...row }))).toEqual([
+        { tenant_id: "bob", name: "b-900" },
+        { tenant_id: "alice", name: "a-900" },
+      ]);
+      await sql.begin(async (tx) => {
+        await tx`UPDATE users SET name = 'a-901' WHERE tenant_id = ${"alice"} AND id = 900`;
+        await tx`UPDATE users SET name = 'b-901' WHERE tenant_id = ${"bob"} AND id = 900`;
+      });
+      expect(await usersIn("eu-west", "alice", 900)).toEqual(["a-901"]);
+      expect(await usersIn("us-east", "bob", 900)).toEqual(["b-901"]);
+      const removed = await sql`DELETE FROM users WHERE id = ${900}`;
+      expect(removed.count).toBe(2);
+    } finally {
+      await sql.end();
+    }
   });
 });
 
