@@ -9,7 +9,7 @@ import {
   PgError,
 } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
-import { internalError } from "../errors/catalog.js";
+import { inFailedTransaction, internalError } from "../errors/catalog.js";
 import { noteWrite } from "../replicas/replica-read.js";
 import type { Session, StatementMode } from "../session/session.js";
 import { beginDistributedBatch } from "./distributed-batch.js";
@@ -79,6 +79,10 @@ export class DistributedPortal {
         return;
       }
       await session.settle();
+      if (leg.broken !== null || txn.status === "E") {
+        session.fail(leg.broken ?? inFailedTransaction(), EXTENDED);
+        return;
+      }
       txn.writeRegion ??= leg.region;
       txn.writeRegions.add(leg.region);
       noteWrite(session, leg.region, leg);

@@ -1,6 +1,7 @@
 import type { DistributedWritePlan, RegionStatement } from "@geo/core";
 import { encodeCommandComplete, PgError } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
+import { inFailedTransaction } from "../errors/catalog.js";
 import { noteWrite } from "../replicas/replica-read.js";
 import type { Session, StatementMode } from "../session/session.js";
 import { Transaction } from "../session/transaction.js";
@@ -44,8 +45,9 @@ export async function runDistributedWrite(
     txn.writeRegions.add(leg.region);
     // The session's later reads of this region must see the write (not a lagging replica).
     noteWrite(session, leg.region, leg);
-    if (leg.broken !== null || txn.failed) {
-      failure = leg.broken ?? failure;
+    if (leg.broken !== null || txn.status === "E") {
+      // The connection was lost, or reopening the block on it failed (that error was sent already).
+      failure = leg.broken ?? inFailedTransaction();
       break;
     }
     session.log.debug({ region: leg.region, sql: statement.sql, kind: analysis.kind }, "distributed write");
