@@ -50,6 +50,19 @@ async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 3_
 }
 
 describe("Pool against real PostgreSQL", () => {
+  it("hands out an idle connection at once with tryAcquire and null when none is idle", async () => {
+    const pool = makePool({ max: 1 });
+    expect(pool.tryAcquire()).toBeNull();
+    const first = await pool.acquire();
+    const pid = first.connection.processId;
+    expect(pool.tryAcquire()).toBeNull();
+    first.release();
+    const again = pool.tryAcquire();
+    expect(again?.connection.processId).toBe(pid);
+    expect(pool.stats().busy).toBe(1);
+    again?.release();
+  });
+
   it("reuses a released connection instead of opening another", async () => {
     const pool = makePool({ max: 4 });
     const first = await pool.acquire();
