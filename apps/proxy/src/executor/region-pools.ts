@@ -1,5 +1,5 @@
 import type { Endpoint, GeoConfig, Topology } from "@geo/core";
-import { type ConnectFunction, type Lease, type PoolKey, PoolSet } from "@geo/pool";
+import { type ConnectFunction, type Lease, type Pool, type PoolKey, PoolSet } from "@geo/pool";
 import type { RegionPoolStats } from "../console/context.js";
 
 /**
@@ -11,6 +11,8 @@ export class RegionPools {
   private readonly passwords = new Map<string, string>();
   /** With passthrough every client's role has pools of its own, whatever the endpoint's `user`. */
   private readonly passthrough: boolean;
+  /** Pools by region, then by client role: found per statement without building their key. */
+  private readonly byRegion = new Map<string, Map<string, Pool>>();
 
   constructor(
     private readonly topology: Topology,
@@ -53,7 +55,26 @@ export class RegionPools {
 
   /** A connection to the region's primary: waits at most the checkout timeout, then fails (53300/57014). */
   acquire(region: string, user: string): Promise<Lease> {
-    return this.pools.get(this.keyOf(region, user)).acquire();
+    return this.poolOf(region, user).acquire();
+  }
+
+  /** An idle connection to the region's primary at once, or null when `acquire` must wait for one. */
+  tryAcquire(region: string, user: string): Lease | null {
+    return this.poolOf(region, user).tryAcquire();
+  }
+
+  private poolOf(region: string, user: string): Pool {
+    let byUser = this.byRegion.get(region);
+    if (byUser === undefined) {
+      byUser = new Map();
+      this.byRegion.set(region, byUser);
+    }
+    let pool = byUser.get(user);
+    if (pool === undefined) {
+      pool = this.pools.get(this.keyOf(region, user));
+      byUser.set(user, pool);
+    }
+    return pool;
   }
 
   stats(): RegionPoolStats[] {

@@ -41,17 +41,17 @@ export interface Unit {
   readonly kind: UnitKind;
   readonly mode: UnitMode;
   /** For `query` units answering inside a larger exchange: keep the ReadyForQuery from the client. */
-  readonly dropReadyForQuery?: boolean;
+  readonly dropReadyForQuery?: boolean | undefined;
   /** Set when the unit's answer included an ErrorResponse. */
   failed: boolean;
   /** Called once the unit's answer is complete (also after an error). */
-  readonly done?: (unit: Unit, status: string | null) => void;
+  readonly done?: ((unit: Unit, status: string | null) => void) | undefined;
   /** Called instead of `done` when the backend skipped the message after an earlier error. */
-  readonly skipped?: () => void;
+  readonly skipped?: (() => void) | undefined;
   /** Sees every frame of the answer before it is relayed (e.g. to read a ParameterDescription). */
-  readonly inspect?: (frame: Frame) => void;
+  readonly inspect?: ((frame: Frame) => void) | undefined;
   /** The proxy's own deliberate error (aborting a batch): it ends the unit and nothing else. */
-  readonly expectError?: boolean;
+  readonly expectError?: boolean | undefined;
 }
 
 /** Bytes the proxy answers itself, in their place among the backends' answers. */
@@ -60,11 +60,11 @@ export interface LocalEntry {
   /** Bytes, or a function computing them when their turn comes (e.g. ReadyForQuery's status). */
   readonly bytes: Buffer | (() => Buffer | null);
   /** An ErrorResponse in extended mode: what follows up to Sync is skipped, as PostgreSQL does. */
-  readonly error?: boolean;
+  readonly error?: boolean | undefined;
   /** The answer to the client's Sync: skipping stops here. */
-  readonly syncAnswer?: boolean;
-  readonly effect?: () => void;
-  readonly skipped?: () => void;
+  readonly syncAnswer?: boolean | undefined;
+  readonly effect?: (() => void) | undefined;
+  readonly skipped?: (() => void) | undefined;
 }
 
 export type Entry = Unit | LocalEntry;
@@ -106,14 +106,34 @@ export class Relay {
   }
 
   expect(unit: Omit<Unit, "type" | "failed">): Unit {
-    const entry: Unit = { ...unit, type: "unit", failed: false };
+    // Every field spelled out: one object shape for every unit keeps `onFrame` monomorphic, and a
+    // spread of callers' differently shaped literals takes V8's slow generic copy.
+    const entry: Unit = {
+      type: "unit",
+      leg: unit.leg,
+      kind: unit.kind,
+      mode: unit.mode,
+      dropReadyForQuery: unit.dropReadyForQuery,
+      failed: false,
+      done: unit.done,
+      skipped: unit.skipped,
+      inspect: unit.inspect,
+      expectError: unit.expectError,
+    };
     unit.leg.outstanding++;
     this.queue.push(entry);
     return entry;
   }
 
   local(entry: Omit<LocalEntry, "type">): void {
-    this.queue.push({ ...entry, type: "local" });
+    this.queue.push({
+      type: "local",
+      bytes: entry.bytes,
+      error: entry.error,
+      syncAnswer: entry.syncAnswer,
+      effect: entry.effect,
+      skipped: entry.skipped,
+    });
     this.pump();
   }
 
@@ -167,9 +187,10 @@ export class Relay {
       pending !== null &&
       from === this.pendingLeg &&
       bytes.buffer === pending.buffer &&
-      bytes.byteOffset === pending.byteOffset + pending.length
+      bytes.byteOffset === pending.byteOffset + this.pendingLength
     ) {
-      this.pendingBytes = Buffer.from(pending.buffer, pending.byteOffset, pending.length + bytes.length);
+      // Only the length grows here: the joined view is made once, at flush.
+      this.pendingLength += bytes.length;
       return;
     }
     this.flush();
@@ -178,6 +199,7 @@ export class Relay {
       return;
     }
     this.pendingBytes = bytes;
+    this.pendingLength = bytes.length;
     this.pendingLeg = from;
     if (!this.flushScheduled) {
       this.flushScheduled = true;
@@ -186,16 +208,22 @@ export class Relay {
   }
 
   private pendingBytes: Buffer | null = null;
+  /** How far the pending bytes run in their backing buffer: adjacent frames joined so far. */
+  private pendingLength = 0;
   private pendingLeg: Leg | null = null;
   private flushScheduled = false;
 
   /** Writes the joined frames; pauses their backend while the client's socket is full. */
   flush(): void {
-    const bytes = this.pendingBytes;
+    const first = this.pendingBytes;
     const from = this.pendingLeg;
     this.pendingBytes = null;
     this.pendingLeg = null;
-    if (bytes === null || from === null) return;
+    if (first === null || from === null) return;
+    const bytes =
+      this.pendingLength === first.length
+        ? first
+        : Buffer.from(first.buffer, first.byteOffset, this.pendingLength);
     if (this.client.write(bytes) || this.pausedLeg !== null) return;
     // The client reads slower than the backend sends: stop reading the backend until it catches up.
     this.pausedLeg = from;
