@@ -28,3 +28,9 @@ export type {
   StatementMatcher,
 } from "./fake/script.js";
 export { splitStatements } from "./fake/split-statements.js";
+export type {
+  TestCertificates,
+  TestCertificatesOptions,
+  TestServerCertificate,
+} from "./tls/test-certificates.js";
+export { makeTestCertificates } from "./tls/test-certificates.js";

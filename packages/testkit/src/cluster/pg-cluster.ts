@@ -1,11 +1,21 @@
-import { appendFileSync, chownSync, existsSync, readFileSync, writeFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { releasePort, reserveFreePort } from "./free-port.js";
-import { destroySync, guard, release } from "./leftover-guard.js";
+import { releasePort } from "./free-port.js";
 import { findPostgresBinaries, findPsql } from "./postgres-binaries.js";
-import { isRoot, postgresAccount, runProgram } from "./run-program.js";
+import { isRoot, runProgram } from "./run-program.js";
+import {
+  discardFailedStart,
+  handFolderToServerAccount,
+  makeServerFolder,
+  restartServer,
+  runServerProgram,
+  type ServerFolder,
+  ServerStartError,
+  settingLines,
+  startOnPort,
+  stopAndRemove,
+  stopKeepingData,
+} from "./server-process.js";
 
 /** One running PostgreSQL server, reachable over TCP on 127.0.0.1 with trust auth for `postgres`. */
 export interface PgServer {
@@ -75,36 +85,9 @@ const defaultHba = [
   "host replication all 127.0.0.1/32 trust",
 ];
 
-const portCollisionAttempts = 5;
-
 interface RunningServer {
   server: PgServer;
-  rootDir: string;
-  dataDir: string;
-  logFile: string;
-}
-
-function quoteSetting(value: string): string {
-  return `'${value.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`;
-}
-
-function settingLines(settings: Readonly<Record<string, string>>): string {
-  return Object.entries(settings)
-    .map(([name, value]) => {
-      if (!/^[A-Za-z_][A-Za-z0-9_.]*$/.test(name))
-        throw new Error(`invalid PostgreSQL setting name: ${name}`);
-      return `${name} = ${quoteSetting(value)}\n`;
-    })
-    .join("");
-}
-
-function logTail(logFile: string, lines = 30): string {
-  if (!existsSync(logFile)) return "(no server log was written)";
-  return readFileSync(logFile, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
-}
-
-class ServerStartError extends Error {
-  override readonly name = "ServerStartError";
+  folder: ServerFolder;
 }
 
 async function startOne(
@@ -113,25 +96,12 @@ async function startOne(
   psql: string,
   fixedPort: number | undefined,
 ): Promise<RunningServer> {
-  const asPostgresUser = isRoot();
-  const rootDir = await mkdtemp(join(tmpdir(), "geo-pg-"));
-  const dataDir = join(rootDir, "data");
-  const logFile = join(rootDir, "server.log");
-  const guarded = { rootDir, dataDir };
+  const folder = await makeServerFolder("geo-pg-");
+  const { dataDir } = folder;
   let port: number | undefined;
   try {
-    if (asPostgresUser) {
-      const { uid, gid } = postgresAccount();
-      chownSync(rootDir, uid, gid);
-    }
-    const run = (program: string, args: string[], input?: string) =>
-      runProgram(program, args, {
-        cwd: rootDir,
-        asPostgresUser,
-        ...(input === undefined ? {} : { input }),
-      });
-
-    const initdb = await run(join(bindir, "initdb"), [
+    handFolderToServerAccount(folder);
+    const initdb = await runServerProgram(bindir, folder, "initdb", [
       "-D",
       dataDir,
       "--auth=trust",
@@ -156,29 +126,17 @@ async function startOne(
     );
     writeFileSync(join(dataDir, "pg_hba.conf"), `${[...(options.hba ?? []), ...defaultHba].join("\n")}\n`);
 
-    for (let attempt = 1; ; attempt++) {
-      port = fixedPort ?? (await reserveFreePort());
-      // A later line wins in postgresql.conf, so a retry just appends the next port.
-      appendFileSync(join(dataDir, "postgresql.conf"), `port = ${port}\n`);
-      const started = await pgCtlStart(bindir, rootDir, dataDir, logFile);
-      if (started.code === 0) break;
-      const tail = logTail(logFile);
-      if (fixedPort === undefined) releasePort(port);
-      port = undefined;
-      if (
-        fixedPort === undefined &&
-        attempt < portCollisionAttempts &&
-        tail.includes("Address already in use")
-      )
-        continue;
-      throw new ServerStartError(
-        `pg_ctl start failed (exit ${started.code}) for ${dataDir}:\n${started.output}\n--- server log (tail) ---\n${tail}`,
-      );
-    }
-    guard(guarded);
-
+    port = await startOnPort(bindir, folder, fixedPort);
+    const server: PgServer = {
+      host: "127.0.0.1",
+      port,
+      user: "postgres",
+      database: "postgres",
+      dataDir,
+      url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    };
     if (options.initSql !== undefined) {
-      const init = await run(
+      const init = await runProgram(
         psql,
         [
           "-X",
@@ -196,74 +154,16 @@ async function startOne(
           "-f",
           "-",
         ],
-        options.initSql,
+        { cwd: folder.rootDir, asPostgresUser: isRoot(), input: options.initSql },
       );
       if (init.code !== 0) throw new ServerStartError(`initSql failed on port ${port}:\n${init.output}`);
     }
-
-    const server: PgServer = {
-      host: "127.0.0.1",
-      port,
-      user: "postgres",
-      database: "postgres",
-      dataDir,
-      url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    };
-    return { server, rootDir, dataDir, logFile };
+    return { server, folder };
   } catch (error) {
-    destroySync(guarded);
-    release(guarded);
+    discardFailedStart(folder);
     if (port !== undefined) releasePort(port);
     throw error;
   }
-}
-
-function pgCtlStart(bindir: string, rootDir: string, dataDir: string, logFile: string) {
-  return runProgram(join(bindir, "pg_ctl"), ["start", "-D", dataDir, "-l", logFile, "-w", "-t", "60", "-s"], {
-    cwd: rootDir,
-    asPostgresUser: isRoot(),
-  });
-}
-
-async function stopServerKeepingData(
-  running: RunningServer,
-  bindir: string,
-  mode: "immediate" | "fast",
-): Promise<void> {
-  const stopped = await runProgram(
-    join(bindir, "pg_ctl"),
-    ["stop", "-D", running.dataDir, "-m", mode, "-w", "-t", "60", "-s"],
-    { cwd: running.rootDir, asPostgresUser: isRoot() },
-  );
-  if (stopped.code !== 0) throw new Error(`pg_ctl stop failed for ${running.dataDir}:\n${stopped.output}`);
-}
-
-async function restartServer(running: RunningServer, bindir: string): Promise<void> {
-  const started = await pgCtlStart(bindir, running.rootDir, running.dataDir, running.logFile);
-  if (started.code !== 0) {
-    throw new ServerStartError(
-      `pg_ctl start failed (exit ${started.code}) for ${running.dataDir}:\n${started.output}\n--- server log (tail) ---\n${logTail(running.logFile)}`,
-    );
-  }
-}
-
-async function stopOne(running: RunningServer, bindir: string): Promise<void> {
-  const stopped = await runProgram(
-    join(bindir, "pg_ctl"),
-    ["stop", "-D", running.dataDir, "-m", "immediate", "-w", "-s"],
-    {
-      cwd: running.rootDir,
-      asPostgresUser: isRoot(),
-    },
-  );
-  const guarded = { rootDir: running.rootDir, dataDir: running.dataDir };
-  if (stopped.code === 0) {
-    await rm(running.rootDir, { recursive: true, force: true, maxRetries: 3 });
-  } else {
-    destroySync(guarded);
-  }
-  release(guarded);
-  releasePort(running.server.port);
 }
 
 /**
@@ -291,13 +191,15 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<P
   const running = outcomes.flatMap((outcome) => (outcome.status === "fulfilled" ? [outcome.value] : []));
   const failure = outcomes.find((outcome) => outcome.status === "rejected");
   if (failure !== undefined) {
-    await Promise.all(running.map((server) => stopOne(server, bindir)));
+    await Promise.all(running.map((server) => stopAndRemove(bindir, server.folder, server.server.port)));
     throw failure.reason;
   }
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
-    stopping ??= Promise.all(running.map((server) => stopOne(server, bindir))).then(() => undefined);
+    stopping ??= Promise.all(
+      running.map((server) => stopAndRemove(bindir, server.folder, server.server.port)),
+    ).then(() => undefined);
     return stopping;
   };
   const at = (index: number): RunningServer => {
@@ -307,8 +209,8 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<P
   };
   return {
     servers: running.map((entry) => entry.server),
-    stopServer: (index, mode = "immediate") => stopServerKeepingData(at(index), bindir, mode),
-    startServer: (index) => restartServer(at(index), bindir),
+    stopServer: (index, mode = "immediate") => stopKeepingData(bindir, at(index).folder, mode),
+    startServer: (index) => restartServer(bindir, at(index).folder),
     stop,
     [Symbol.asyncDispose]: stop,
   };

@@ -1,12 +1,19 @@
-import { appendFileSync, chownSync, existsSync, readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { appendFileSync } from "node:fs";
 import { join } from "node:path";
-import { releasePort, reserveFreePort } from "./free-port.js";
-import { destroySync, guard, release } from "./leftover-guard.js";
 import type { PgCluster, PgServer } from "./pg-cluster.js";
 import { findPostgresBinaries } from "./postgres-binaries.js";
-import { isRoot, postgresAccount, runProgram } from "./run-program.js";
+import {
+  discardFailedStart,
+  handFolderToServerAccount,
+  makeServerFolder,
+  restartServer,
+  runServerProgram,
+  ServerStartError,
+  settingLines,
+  startOnPort,
+  stopAndRemove,
+  stopKeepingData,
+} from "./server-process.js";
 
 /**
  * A streaming replica of a launched server: a hot standby that accepts read-only connections and
@@ -29,31 +36,6 @@ export interface StartReplicaOptions {
   of?: number;
   /** postgresql.conf settings for the replica, applied after the primary's copied ones. */
   settings?: Record<string, string>;
-}
-
-const portCollisionAttempts = 5;
-
-function quoteSetting(value: string): string {
-  return `'${value.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`;
-}
-
-function settingLines(settings: Readonly<Record<string, string>>): string {
-  return Object.entries(settings)
-    .map(([name, value]) => {
-      if (!/^[A-Za-z_][A-Za-z0-9_.]*$/.test(name))
-        throw new Error(`invalid PostgreSQL setting name: ${name}`);
-      return `${name} = ${quoteSetting(value)}\n`;
-    })
-    .join("");
-}
-
-function logTail(logFile: string, lines = 30): string {
-  if (!existsSync(logFile)) return "(no server log was written)";
-  return readFileSync(logFile, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
-}
-
-class ReplicaStartError extends Error {
-  override readonly name = "ReplicaStartError";
 }
 
 function primaryOf(source: PgCluster | PgServer, index: number): PgServer {
@@ -84,24 +66,14 @@ export async function startReplica(
 ): Promise<PgReplica> {
   const primary = primaryOf(source, options.of ?? 0);
   const { bindir } = findPostgresBinaries();
-  const asPostgresUser = isRoot();
-  const rootDir = await mkdtemp(join(tmpdir(), "geo-pg-replica-"));
-  const dataDir = join(rootDir, "data");
-  const logFile = join(rootDir, "server.log");
-  const guarded = { rootDir, dataDir };
-  let port: number | undefined;
-  const run = (program: string, args: string[]) =>
-    runProgram(join(bindir, program), args, { cwd: rootDir, asPostgresUser });
-  const pgCtlStart = () => run("pg_ctl", ["start", "-D", dataDir, "-l", logFile, "-w", "-t", "60", "-s"]);
-
+  const folder = await makeServerFolder("geo-pg-replica-", "replica");
+  const { dataDir } = folder;
+  let replicaPort: number;
   try {
-    if (asPostgresUser) {
-      const { uid, gid } = postgresAccount();
-      chownSync(rootDir, uid, gid);
-    }
+    handFolderToServerAccount(folder);
     // `-c fast` asks for an immediate checkpoint instead of waiting for a spread one;
     // `-X stream` ships the WAL written during the copy so the standby can become consistent.
-    const backup = await run("pg_basebackup", [
+    const backup = await runServerProgram(bindir, folder, "pg_basebackup", [
       "-h",
       primary.host,
       "-p",
@@ -118,7 +90,7 @@ export async function startReplica(
       "--no-sync",
     ]);
     if (backup.code !== 0)
-      throw new ReplicaStartError(
+      throw new ServerStartError(
         `pg_basebackup from port ${primary.port} failed (exit ${backup.code}):\n${backup.output}`,
       );
 
@@ -131,38 +103,15 @@ export async function startReplica(
         ...options.settings,
       })}`,
     );
-
-    for (let attempt = 1; ; attempt++) {
-      port = await reserveFreePort();
-      appendFileSync(join(dataDir, "postgresql.conf"), `port = ${port}\n`);
-      const started = await pgCtlStart();
-      if (started.code === 0) break;
-      const tail = logTail(logFile);
-      releasePort(port);
-      port = undefined;
-      if (attempt < portCollisionAttempts && tail.includes("Address already in use")) continue;
-      throw new ReplicaStartError(
-        `pg_ctl start failed (exit ${started.code}) for replica ${dataDir}:\n${started.output}\n--- server log (tail) ---\n${tail}`,
-      );
-    }
-    guard(guarded);
+    replicaPort = await startOnPort(bindir, folder, undefined);
   } catch (error) {
-    destroySync(guarded);
-    release(guarded);
-    if (port !== undefined) releasePort(port);
+    discardFailedStart(folder);
     throw error;
   }
 
-  const replicaPort = port;
   let stopping: Promise<void> | undefined;
   const stop = () => {
-    stopping ??= (async () => {
-      const stopped = await run("pg_ctl", ["stop", "-D", dataDir, "-m", "immediate", "-w", "-s"]);
-      if (stopped.code === 0) await rm(rootDir, { recursive: true, force: true, maxRetries: 3 });
-      else destroySync(guarded);
-      release(guarded);
-      releasePort(replicaPort);
-    })();
+    stopping ??= stopAndRemove(bindir, folder, replicaPort);
     return stopping;
   };
   return {
@@ -173,19 +122,8 @@ export async function startReplica(
     dataDir,
     url: `postgres://${primary.user}@127.0.0.1:${replicaPort}/${primary.database}`,
     primary,
-    stopServer: async (mode = "immediate") => {
-      const stopped = await run("pg_ctl", ["stop", "-D", dataDir, "-m", mode, "-w", "-t", "60", "-s"]);
-      if (stopped.code !== 0)
-        throw new Error(`pg_ctl stop failed for replica ${dataDir}:\n${stopped.output}`);
-    },
-    startServer: async () => {
-      const started = await pgCtlStart();
-      if (started.code !== 0) {
-        throw new ReplicaStartError(
-          `pg_ctl start failed (exit ${started.code}) for replica ${dataDir}:\n${started.output}\n--- server log (tail) ---\n${logTail(logFile)}`,
-        );
-      }
-    },
+    stopServer: (mode = "immediate") => stopKeepingData(bindir, folder, mode),
+    startServer: () => restartServer(bindir, folder),
     stop,
     [Symbol.asyncDispose]: stop,
   };
