@@ -1,95 +1,29 @@
-import { execFileSync } from "node:child_process";
-import { chmodSync, chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { PgError } from "@geo/proto";
-import { FakeBackend, type PgCluster, startCluster } from "@geo/testkit";
+import {
+  FakeBackend,
+  makeTestCertificates,
+  type PgCluster,
+  startCluster,
+  type TestCertificates,
+} from "@geo/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BackendConnection, type BackendSslMode, backendTlsUpgrade } from "../src/index.js";
 
-/** A throwaway CA and a server certificate for `localhost` only (no IP address in it). */
-function makeCertificates(dir: string): { ca: string; otherCa: string; cert: string; key: string } {
-  const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-  openssl(
-    "req",
-    "-x509",
-    ...ec,
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.crt",
-    "-days",
-    "2",
-    "-subj",
-    "/CN=geo test CA",
-  );
-  openssl(
-    "req",
-    "-x509",
-    ...ec,
-    "-keyout",
-    "other.key",
-    "-out",
-    "other.crt",
-    "-days",
-    "2",
-    "-subj",
-    "/CN=other CA",
-  );
-  openssl("req", ...ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost");
-  writeFileSync(join(dir, "ext.cnf"), "subjectAltName=DNS:localhost\n");
-  openssl(
-    "x509",
-    "-req",
-    "-in",
-    "server.csr",
-    "-CA",
-    "ca.crt",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-out",
-    "server.crt",
-    "-days",
-    "2",
-    "-extfile",
-    "ext.cnf",
-  );
-  return {
-    ca: join(dir, "ca.crt"),
-    otherCa: join(dir, "other.crt"),
-    cert: join(dir, "server.crt"),
-    key: join(dir, "server.key"),
-  };
-}
-
-/** PostgreSQL refuses a key file others can read, and runs as `postgres` when we are root. */
-function handToPostgres(dir: string, files: string[]): void {
-  if (process.getuid?.() !== 0) return;
-  const uid = Number(execFileSync("id", ["-u", "postgres"]).toString().trim());
-  const gid = Number(execFileSync("id", ["-g", "postgres"]).toString().trim());
-  chownSync(dir, uid, gid);
-  chmodSync(dir, 0o755);
-  for (const file of files) {
-    chownSync(file, uid, gid);
-    chmodSync(file, 0o600);
-  }
-}
-
-let dir: string;
-let certs: ReturnType<typeof makeCertificates>;
+/** The server certificate names `localhost` only (no IP address), so verify-full to 127.0.0.1 fails. */
+let certs: TestCertificates<"server">;
+/** An unrelated CA that signed nothing the server presents. */
+let otherCertificates: TestCertificates<never>;
 let cluster: PgCluster;
 let port: number;
 const open: BackendConnection[] = [];
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "geo-pool-tls-"));
-  certs = makeCertificates(dir);
-  handToPostgres(dir, [certs.cert, certs.key]);
+  certs = makeTestCertificates({ servers: { server: ["localhost"] } });
+  otherCertificates = makeTestCertificates<never>({ servers: {} });
   cluster = await startCluster({
-    settings: { ssl: "on", ssl_cert_file: certs.cert, ssl_key_file: certs.key },
+    settings: { ssl: "on", ssl_cert_file: certs.servers.server.cert, ssl_key_file: certs.servers.server.key },
   });
   port = cluster.servers[0]!.port;
 });
@@ -97,7 +31,8 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const connection of open) connection.destroy();
   await cluster?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  certs?.remove();
+  otherCertificates?.remove();
 });
 
 async function connect(
@@ -160,7 +95,7 @@ describe("TLS to backends with libpq's sslmode meanings", () => {
   });
 
   it("verify-ca refuses a certificate signed by another CA", async () => {
-    const error = await failure(connect("verify-ca", { ca: certs.otherCa }));
+    const error = await failure(connect("verify-ca", { ca: otherCertificates.ca }));
     expect(error.code).toBe("08001");
     expect(error.hint).toMatch(/CA/);
   });
