@@ -368,7 +368,7 @@ export class Session {
       const replicaLeg = readsReplica ? this.replicas.batchLegs.get(region) : undefined;
       if (replicaLeg !== undefined) return this.activate(replicaLeg);
     }
-    await this.quiesceActive();
+    if (this.relay.pending > 0) await this.quiesceActive();
     let leg: Leg;
     if (this.pinnedLeg !== null && this.pinnedLeg.region === region) leg = this.pinnedLeg;
     else {
@@ -376,7 +376,8 @@ export class Session {
       try {
         lease = readsReplica
           ? await acquireRead(this, region)
-          : await this.runtime.pools.acquire(region, this.user);
+          : (this.runtime.pools.tryAcquire(region, this.user) ??
+            (await this.runtime.pools.acquire(region, this.user)));
       } catch (error) {
         return error instanceof PgError ? error : internalError(error);
       }
@@ -546,7 +547,8 @@ export class Session {
       } else if (mode.extended) this.extended.batchWriteRegion = leg.region;
       noteWriterWrite(this, analysis, leg.region);
     }
-    this.log.debug({ region: leg.region, sql: analysis.text, kind: analysis.kind }, "statement");
+    if (this.log.isLevelEnabled("debug"))
+      this.log.debug({ region: leg.region, sql: analysis.text, kind: analysis.kind }, "statement");
     this.runtime.moves?.beforeSend(this, leg, readOnly, mode);
     send(leg);
     return leg;

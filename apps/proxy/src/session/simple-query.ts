@@ -24,8 +24,8 @@ const IN_BATCH: StatementMode = { extended: false, final: false };
  * touched and commits at the end (or rolls back at the first error), as PostgreSQL would.
  */
 export async function runSimpleQuery(session: Session, frame: Frame): Promise<void> {
-  await session.quiesceActive();
-  await session.relay.idle();
+  // Usually nothing is in flight: waiting on an already settled promise still costs a turn.
+  if (session.relay.pending > 0) await session.settle();
   const query = decodeQuery(frame.payload);
   if (isProtocolFault(query)) {
     session.fatal(protocolViolation(query));
