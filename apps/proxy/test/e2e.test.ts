@@ -158,8 +158,12 @@ describe("drivers", () => {
         );
         expect(viaProxy.map((row) => ({ ...row }))).toEqual(expected.rows);
       }
-      const refused = await sql`SELECT count(*) FROM users`.catch((error: unknown) => error);
+      const everyRegion = await sql`SELECT count(*)::int AS n FROM users`;
+      const everyRow = await regions.reference.query("SELECT count(*)::int AS n FROM users");
+      expect(everyRegion.map((row) => ({ ...row }))).toEqual(everyRow.rows);
+      const refused = await sql`SELECT * FROM users FOR UPDATE`.catch((error: unknown) => error);
       expect((refused as { code?: string }).code).toBe("0A000");
+      expect((await sql`SELECT 1::int AS one`)[0]).toEqual({ one: 1 });
     } finally {
       await sql.end();
     }

@@ -170,7 +170,7 @@ describe("extended protocol", () => {
     const client = await session();
     client.send(
       Buffer.concat([
-        encodeParse({ name: "", sql: "SELECT * FROM users", paramTypes: [] }),
+        encodeParse({ name: "", sql: "SELECT * FROM users FOR UPDATE", paramTypes: [] }),
         encodeBind({ portal: "", statement: "", paramFormats: [], params: [], resultFormats: [] }),
         encodeExecute({ portal: "", maxRows: 0 }),
         encodeSync(),

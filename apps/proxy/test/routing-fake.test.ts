@@ -43,11 +43,12 @@ describe("routing one statement", () => {
     await client.close();
   });
 
-  it("refuses a read that spans regions with 0A000 and a hint, and stays usable", async () => {
+  it("refuses row locks that span regions with 0A000 and a hint, and stays usable", async () => {
     const client = await raw();
-    const result = await client.query("SELECT name FROM users");
+    const result = await client.query("SELECT name FROM users FOR UPDATE /* lock1 */");
     expect(result.error?.code).toBe("0A000");
     expect(result.error?.hint).toBeTruthy();
+    expect(ranIn(/lock1/)).toEqual([]);
     expect(result.status).toBe("I");
     expect((await client.query("SELECT 1")).rows).toEqual([["1"]]);
     await client.close();
