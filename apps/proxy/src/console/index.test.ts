@@ -33,6 +33,8 @@ describe("runConsoleCommand", () => {
       "SHOW CLIENTS",
       "WHERE IS <table> <key>",
       "ROUTE <statement>",
+      "RELOCATE <key>[, <key> ...] TO '<region>'",
+      "REBALANCE <region> TO <region> LIMIT <n> [BATCH <m>]",
       "DRAIN <host:port>",
       "UNDRAIN <host:port>",
     ]);

@@ -101,13 +101,15 @@ export const CONSOLE_SYNTAX: readonly string[] = [
   showClients,
   whereIs,
   route,
+  relocate,
+  rebalance,
   drain,
   undrain,
 ].map((handler) => handler.syntax);
 
 /**
  * Answers one console command (SHOW REGIONS, PLACEMENT, POOLS, HEALTH, ALERTS, STATS, DIRECTORY,
- * IN DOUBT, CLIENTS, WHERE IS, ROUTE), given
+ * IN DOUBT, CLIENTS, WHERE IS, ROUTE, RELOCATE, REBALANCE, DRAIN, UNDRAIN), given
  * its text as the client sent it. The session encodes the answer as RowDescription (text
  * columns) + DataRows + CommandComplete, or sends the error; nothing here touches a region.
  *
