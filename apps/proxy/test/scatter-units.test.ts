@@ -58,6 +58,8 @@ describe("sort keys compared in their binary form", () => {
       }),
       { numRuns: 500 },
     );
+    // Equal negatives compare as 0, not as -0 (which Object.is and toBe tell apart).
+    expect(compareNumeric(numericBinary("-0.19"), numericBinary("-0.190"))).toBe(0);
   });
 
   it("puts numeric -Infinity first, then finite values, Infinity, and NaN last", () => {

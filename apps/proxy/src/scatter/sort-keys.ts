@@ -78,7 +78,7 @@ export function compareNumeric(a: Buffer, b: Buffer): number {
   const ra = numericRank(a);
   const rb = numericRank(b);
   if (ra !== rb) return ra < rb ? -1 : 1;
-  if (ra === 1) return -compareMagnitude(a, b);
+  if (ra === 1) return compareMagnitude(b, a);
   if (ra === 3) return compareMagnitude(a, b);
   return 0;
 }
