@@ -1,6 +1,7 @@
-import type { Endpoint, GeoConfig, Topology } from "@geo/core";
-import { type ConnectFunction, type Lease, type Pool, type PoolKey, PoolSet } from "@geo/pool";
+import type { GeoConfig, Topology } from "@geo/core";
+import type { ConnectFunction, Lease, Pool, PoolKey, PoolSet } from "@geo/pool";
 import type { RegionPoolStats } from "../console/context.js";
+import { backendPoolKey, backendPoolSet } from "./backend-pool-set.js";
 
 /**
  * The backend pools of every region's primary, keyed by (endpoint, database, role). The role is
@@ -25,32 +26,15 @@ export class RegionPools {
       if (password !== undefined)
         this.passwords.set(`${region.primary.host}:${region.primary.port}`, password);
     }
-    this.pools = new PoolSet({
-      config: {
-        min: config.pool.min,
-        max: config.pool.max,
-        connectTimeoutMs: config.pool.connectTimeoutMs,
-        idleTimeoutMs: config.pool.idleTimeoutMs,
-        checkoutTimeoutMs: config.pool.checkoutTimeoutMs,
-        maxWaiters: config.pool.maxWaiters,
-        warm: config.pool.warm,
-      },
-      credentials: (key) => {
-        const password = this.passwords.get(`${key.host}:${key.port}`);
-        return { applicationName: "geoproxy", ...(password === undefined ? {} : { password }) };
-      },
-      ...(connect === undefined ? {} : { connect }),
+    this.pools = backendPoolSet(config, {
+      warm: config.pool.warm,
+      passwordOf: (key) => this.passwords.get(`${key.host}:${key.port}`),
+      connect,
     });
   }
 
   keyOf(region: string, user: string): PoolKey {
-    const endpoint: Endpoint = this.topology.region(region)!.primary;
-    return {
-      host: endpoint.host,
-      port: endpoint.port,
-      database: endpoint.database,
-      user: this.passthrough ? user : (endpoint.user ?? user),
-    };
+    return backendPoolKey(this.topology.region(region)!.primary, user, this.passthrough);
   }
 
   /** A connection to the region's primary: waits at most the checkout timeout, then fails (53300/57014). */

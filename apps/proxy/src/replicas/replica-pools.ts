@@ -1,6 +1,7 @@
 import type { Endpoint, GeoConfig, Topology } from "@geo/core";
-import { type ConnectFunction, endpointAddress, type Lease, type PoolKey, PoolSet } from "@geo/pool";
+import { type ConnectFunction, endpointAddress, type Lease, type PoolKey, type PoolSet } from "@geo/pool";
 import type { RegionPoolStats } from "../console/context.js";
+import { backendPoolKey, backendPoolSet } from "../executor/backend-pool-set.js";
 
 /**
  * The pools of every replica endpoint, keyed like the primaries' (endpoint, database, role), with
@@ -17,21 +18,10 @@ export class ReplicaPools {
     for (const region of topology.regions)
       for (const endpoint of region.replicas)
         this.endpoints.set(endpointAddress(endpoint), { region: region.id, endpoint });
-    this.pools = new PoolSet({
-      config: {
-        min: config.pool.min,
-        max: config.pool.max,
-        connectTimeoutMs: config.pool.connectTimeoutMs,
-        idleTimeoutMs: config.pool.idleTimeoutMs,
-        checkoutTimeoutMs: config.pool.checkoutTimeoutMs,
-        maxWaiters: config.pool.maxWaiters,
-        warm: false,
-      },
-      credentials: (key) => {
-        const password = this.endpoints.get(endpointAddress(key))?.endpoint.password;
-        return { applicationName: "geoproxy", ...(password === undefined ? {} : { password }) };
-      },
-      ...(connect === undefined ? {} : { connect }),
+    this.pools = backendPoolSet(config, {
+      warm: false,
+      passwordOf: (key) => this.endpoints.get(endpointAddress(key))?.endpoint.password,
+      connect,
     });
   }
 
@@ -49,13 +39,7 @@ export class ReplicaPools {
   private keyOf(address: string, user: string): PoolKey | undefined {
     const entry = this.endpoints.get(address);
     if (entry === undefined) return undefined;
-    const { endpoint } = entry;
-    return {
-      host: endpoint.host,
-      port: endpoint.port,
-      database: endpoint.database,
-      user: this.passthrough ? user : (endpoint.user ?? user),
-    };
+    return backendPoolKey(entry.endpoint, user, this.passthrough);
   }
 
   /** A connection to the replica at `address` (`host:port`), as the client's role maps there. */

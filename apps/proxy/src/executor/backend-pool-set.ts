@@ -1,0 +1,44 @@
+import type { Endpoint, GeoConfig } from "@geo/core";
+import type { ConnectFunction, PoolKey } from "@geo/pool";
+import { PoolSet } from "@geo/pool";
+
+export interface BackendPoolSetOptions {
+  /** Whether pools open `min` connections before the first checkout. */
+  warm: boolean;
+  /** The configured password of the endpoint a pool connects to, if any. */
+  passwordOf(key: PoolKey): string | undefined;
+  connect?: ConnectFunction | undefined;
+}
+
+/** A pool set with the settings of `[pool]`, connecting as `geoproxy` with each endpoint's password. */
+export function backendPoolSet(config: GeoConfig, options: BackendPoolSetOptions): PoolSet {
+  return new PoolSet({
+    config: {
+      min: config.pool.min,
+      max: config.pool.max,
+      connectTimeoutMs: config.pool.connectTimeoutMs,
+      idleTimeoutMs: config.pool.idleTimeoutMs,
+      checkoutTimeoutMs: config.pool.checkoutTimeoutMs,
+      maxWaiters: config.pool.maxWaiters,
+      warm: options.warm,
+    },
+    credentials: (key) => {
+      const password = options.passwordOf(key);
+      return { applicationName: "geoproxy", ...(password === undefined ? {} : { password }) };
+    },
+    ...(options.connect === undefined ? {} : { connect: options.connect }),
+  });
+}
+
+/**
+ * The pool of an endpoint for a client's role: the endpoint's `user`, or the client's own when it
+ * names none; with passthrough always the client's own, so every role has pools of its own.
+ */
+export function backendPoolKey(endpoint: Endpoint, user: string, passthrough: boolean): PoolKey {
+  return {
+    host: endpoint.host,
+    port: endpoint.port,
+    database: endpoint.database,
+    user: passthrough ? user : (endpoint.user ?? user),
+  };
+}
