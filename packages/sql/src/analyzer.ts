@@ -83,6 +83,18 @@ const UNPARSED_CORE: AnalysisCore = {
 };
 
 /**
+ * Text the parser or the analyser cannot read still runs, untouched, where a region hint sends it;
+ * without a hint there is nowhere to send it, so the error stands.
+ */
+function runsUnparsed(error: unknown, hints: Hints): boolean {
+  return (
+    hints.region !== undefined &&
+    error instanceof SqlAnalysisError &&
+    (error.code === "syntax-error" || error.code === "analysis-failed")
+  );
+}
+
+/**
  * Analyses statements against a fixed schema (key columns, user aggregates), with a shape cache.
  * The schema is fixed for the analyzer's life because cached analyses depend on it: build a new
  * analyzer when the placement changes.
@@ -244,12 +256,7 @@ export class Analyzer {
     try {
       return parseStatements(text);
     } catch (error) {
-      if (
-        hints.region !== undefined &&
-        error instanceof SqlAnalysisError &&
-        (error.code === "syntax-error" || error.code === "analysis-failed")
-      )
-        return undefined;
+      if (runsUnparsed(error, hints)) return undefined;
       throw error;
     }
   }
@@ -297,20 +304,18 @@ export class Analyzer {
     }
   }
 
-  #cold(text: string, hints: Hints): Analysis {
-    let core: AnalysisCore;
+  #coreOrUnparsed(text: string, hints: Hints): AnalysisCore | undefined {
     try {
-      core = this.#coldCore(text);
+      return this.#coldCore(text);
     } catch (error) {
-      if (
-        hints.region !== undefined &&
-        error instanceof SqlAnalysisError &&
-        (error.code === "syntax-error" || error.code === "analysis-failed")
-      ) {
-        return this.#unparsed(text, hints);
-      }
+      if (runsUnparsed(error, hints)) return undefined;
       throw error;
     }
+  }
+
+  #cold(text: string, hints: Hints): Analysis {
+    const core = this.#coreOrUnparsed(text, hints);
+    if (core === undefined) return this.#unparsed(text, hints);
     return new StatementAnalysis(core, text, hints, this.#schema);
   }
 
@@ -326,19 +331,8 @@ export class Analyzer {
         undefined,
         instantiateParts(hit, lexed.literals),
       );
-    let core: AnalysisCore;
-    try {
-      core = this.#coldCore(text);
-    } catch (error) {
-      if (
-        hints.region !== undefined &&
-        error instanceof SqlAnalysisError &&
-        (error.code === "syntax-error" || error.code === "analysis-failed")
-      ) {
-        return this.#unparsed(text, hints);
-      }
-      throw error;
-    }
+    const core = this.#coreOrUnparsed(text, hints);
+    if (core === undefined) return this.#unparsed(text, hints);
     this.#learn(lexed, core);
     return new StatementAnalysis(core, text, hints, this.#schema);
   }
