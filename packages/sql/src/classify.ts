@@ -116,6 +116,11 @@ function primaryOfData(kind: StatementKind, walk: WalkResult): Pick<Shape, "read
   return { readOnly: reason === undefined, needsPrimary: reason };
 }
 
+/** A statement that only changes this session's state; one that a replica cannot run names its reason. */
+function sessionStatement(command: string, effect: SessionEffect, needsPrimary?: PrimaryReason): Shape {
+  return { kind: "session", command, readOnly: needsPrimary === undefined, needsPrimary, effects: [effect] };
+}
+
 function relationsOf(nodes: readonly Node[] | undefined): RangeVar[] {
   return (nodes ?? []).map((n) => nodeAs(n, "RangeVar")).filter((r) => r !== undefined);
 }
@@ -184,56 +189,40 @@ function shapeOf(node: Node, schema: SchemaInfo): Shape {
     case "VariableShowStmt":
       return { kind: "utility", command: "SHOW", readOnly: true, needsPrimary: undefined };
     case "ListenStmt":
-      return {
-        kind: "session",
-        command: "LISTEN",
-        readOnly: false,
-        needsPrimary: "listen-notify",
-        effects: [{ kind: "listen", local: false, name: nodeAs(node, "ListenStmt")?.conditionname ?? "" }],
-      };
+      return sessionStatement(
+        "LISTEN",
+        { kind: "listen", local: false, name: nodeAs(node, "ListenStmt")?.conditionname ?? "" },
+        "listen-notify",
+      );
     case "UnlistenStmt": {
       const name = nodeAs(node, "UnlistenStmt")?.conditionname;
-      return {
-        kind: "session",
-        command: "UNLISTEN",
-        readOnly: true,
-        needsPrimary: undefined,
-        effects: [{ kind: "unlisten", local: false, ...(name === undefined ? {} : { name }) }],
-      };
+      return sessionStatement("UNLISTEN", {
+        kind: "unlisten",
+        local: false,
+        ...(name === undefined ? {} : { name }),
+      });
     }
     case "NotifyStmt":
       return { kind: "utility", command: "NOTIFY", readOnly: false, needsPrimary: "listen-notify" };
     case "PrepareStmt":
-      return {
-        kind: "session",
-        command: "PREPARE",
-        readOnly: true,
-        needsPrimary: undefined,
-        effects: [{ kind: "prepare", local: false, name: nodeAs(node, "PrepareStmt")?.name ?? "" }],
-      };
+      return sessionStatement("PREPARE", {
+        kind: "prepare",
+        local: false,
+        name: nodeAs(node, "PrepareStmt")?.name ?? "",
+      });
     case "ExecuteStmt":
-      return {
-        kind: "session",
-        command: "EXECUTE",
-        readOnly: false,
-        needsPrimary: "unknown-statement",
-        effects: [{ kind: "execute", local: false, name: nodeAs(node, "ExecuteStmt")?.name ?? "" }],
-      };
+      return sessionStatement(
+        "EXECUTE",
+        { kind: "execute", local: false, name: nodeAs(node, "ExecuteStmt")?.name ?? "" },
+        "unknown-statement",
+      );
     case "DeallocateStmt": {
       const d = nodeAs(node, "DeallocateStmt");
-      return {
-        kind: "session",
-        command: "DEALLOCATE",
-        readOnly: true,
-        needsPrimary: undefined,
-        effects: [
-          {
-            kind: "deallocate",
-            local: false,
-            ...(d?.isall === true || d?.name === undefined ? {} : { name: d.name }),
-          },
-        ],
-      };
+      return sessionStatement("DEALLOCATE", {
+        kind: "deallocate",
+        local: false,
+        ...(d?.isall === true || d?.name === undefined ? {} : { name: d.name }),
+      });
     }
     case "DeclareCursorStmt": {
       const d = nodeAs(node, "DeclareCursorStmt");
@@ -272,22 +261,14 @@ function shapeOf(node: Node, schema: SchemaInfo): Shape {
             : target === "DISCARD_TEMP"
               ? "temp"
               : "all";
-      return {
-        kind: "session",
-        command: "DISCARD",
-        readOnly: true,
-        needsPrimary: undefined,
-        effects: [{ kind: "discard", local: false, value }],
-      };
+      return sessionStatement("DISCARD", { kind: "discard", local: false, value });
     }
     case "LoadStmt":
-      return {
-        kind: "session",
-        command: "LOAD",
-        readOnly: true,
-        needsPrimary: undefined,
-        effects: [{ kind: "load", local: false, name: nodeAs(node, "LoadStmt")?.filename ?? "" }],
-      };
+      return sessionStatement("LOAD", {
+        kind: "load",
+        local: false,
+        name: nodeAs(node, "LoadStmt")?.filename ?? "",
+      });
     case "CallStmt":
       return { kind: "utility", command: "CALL", readOnly: false, needsPrimary: "call" };
     case "DoStmt":
@@ -497,32 +478,20 @@ function variableSetShape(node: Node): Shape {
     case "VAR_SET_MULTI": {
       // SET TRANSACTION ... applies to the current transaction only; SET SESSION CHARACTERISTICS lasts.
       const sessionWide = name === "SESSION CHARACTERISTICS";
-      return {
-        kind: "session",
-        command: "SET",
-        readOnly: true,
-        needsPrimary: undefined,
-        effects: [
-          { kind: "set", local: !sessionWide, name: sessionWide ? "session_characteristics" : "transaction" },
-        ],
-      };
+      return sessionStatement("SET", {
+        kind: "set",
+        local: !sessionWide,
+        name: sessionWide ? "session_characteristics" : "transaction",
+      });
     }
     case "VAR_RESET":
-      return {
-        kind: "session",
-        command: "RESET",
-        readOnly: true,
-        needsPrimary: undefined,
-        effects: [{ kind: "reset", local: false, ...(name === undefined ? {} : { name }) }],
-      };
+      return sessionStatement("RESET", {
+        kind: "reset",
+        local: false,
+        ...(name === undefined ? {} : { name }),
+      });
     case "VAR_RESET_ALL":
-      return {
-        kind: "session",
-        command: "RESET",
-        readOnly: true,
-        needsPrimary: undefined,
-        effects: [{ kind: "reset", local: false }],
-      };
+      return sessionStatement("RESET", { kind: "reset", local: false });
     default: {
       const value =
         v?.kind === "VAR_SET_DEFAULT"
@@ -530,20 +499,12 @@ function variableSetShape(node: Node): Shape {
           : v?.kind === "VAR_SET_CURRENT"
             ? "current"
             : settingValue(v?.args);
-      return {
-        kind: "session",
-        command: "SET",
-        readOnly: true,
-        needsPrimary: undefined,
-        effects: [
-          {
-            kind: "set",
-            local,
-            ...(name === undefined ? {} : { name }),
-            ...(value === undefined ? {} : { value }),
-          },
-        ],
-      };
+      return sessionStatement("SET", {
+        kind: "set",
+        local,
+        ...(name === undefined ? {} : { name }),
+        ...(value === undefined ? {} : { value }),
+      });
     }
   }
 }
