@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { FakeBackend, RawClient } from "@geo/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { regionsToml } from "./support/fake-regions.js";
+import { txnSection } from "./support/txn-data-dir.js";
 
 const cli = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
 const examples = fileURLToPath(new URL("../../../examples/", import.meta.url));
@@ -111,7 +112,8 @@ describe("geoproxy serve", () => {
   });
 
   it("routes by the directory file the example configuration names, found beside the configuration", async () => {
-    // The example as shipped, only pointed at the fake regions: its [directory] file is relative.
+    // The example as shipped, pointed at the fake regions (and a decision log folder of its own): its
+    // [directory] file is relative.
     const folder = mkdtempSync(join(tmpdir(), "geoproxy-example-"));
     const ports = fakes.map((fake) => fake.port);
     const toml = readFileSync(join(examples, "geoproxy.toml"), "utf8")
@@ -119,7 +121,7 @@ describe("geoproxy serve", () => {
       .replace("port = 5433", `port = ${ports[0]}`)
       .replace("port = 5434", `port = ${ports[1]}`)
       .replace("port = 5435", `port = ${ports[2]}`);
-    writeFileSync(join(folder, "geoproxy.toml"), toml);
+    writeFileSync(join(folder, "geoproxy.toml"), `${toml}${txnSection()}`);
     copyFileSync(join(examples, "keys.tsv"), join(folder, "keys.tsv"));
     // The working directory (this package) holds no keys.tsv: only the configuration's folder does.
     const proxy = geoproxy(["serve", "--config", join(folder, "geoproxy.toml")]);

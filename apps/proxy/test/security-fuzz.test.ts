@@ -17,6 +17,7 @@ import fc from "fast-check";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningProxy, startProxy } from "../src/index.js";
+import { txnSection } from "./support/txn-data-dir.js";
 
 /** GEO_FUZZ_RUNS=5000 for a longer run on demand; CI runs the default. */
 const RUNS = Number(process.env.GEO_FUZZ_RUNS ?? 120);
@@ -49,7 +50,7 @@ users = [{ name = "app", password = "app-secret" }]
 failure_delay_ms = 0
 timeout_ms = ${LOGIN_TIMEOUT_MS}
 max_unauthenticated = ${MAX_UNAUTHENTICATED}
-`,
+${txnSection()}`,
     "fuzz.toml",
   );
   proxy = await startProxy({

@@ -25,6 +25,7 @@ import pg from "pg";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningProxy, StartupError, startProxy } from "../src/index.js";
+import { txnSection } from "./support/txn-data-dir.js";
 
 const run = promisify(execFile);
 const PSQL = existsSync("/usr/lib/postgresql/15/bin/psql") ? "/usr/lib/postgresql/15/bin/psql" : "psql";
@@ -113,7 +114,7 @@ primary = { host = "${host}", port = ${port}, database = "postgres", user = "pos
 
 [routing]
 default_placement = { placement = "pinned" }
-
+${txnSection()}
 ${extra}`;
 }
 

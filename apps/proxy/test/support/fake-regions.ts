@@ -1,8 +1,7 @@
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { MemoryDirectory, parseConfig } from "@geo/core";
 import { FakeBackend, type FakeBackendOptions } from "@geo/testkit";
 import { type RunningProxy, startProxy } from "../../src/index.js";
+import { txnSection } from "./txn-data-dir.js";
 
 export const REGIONS = ["eu-west", "us-east", "ap-south"] as const;
 export type RegionName = (typeof REGIONS)[number];
@@ -16,8 +15,6 @@ export interface FakeRegions {
   close(): Promise<void>;
 }
 
-let logDirs = 0;
-
 /** A geoproxy TOML for three regions at the given ports (eu-west is home). */
 export function regionsToml(ports: readonly number[], extra = ""): string {
   const regions = REGIONS.map(
@@ -27,9 +24,7 @@ ${i === 0 ? "home = true\n" : ""}primary = { host = "127.0.0.1", port = ${ports[
 `,
   ).join("\n");
   // Each proxy its own decision log directory (created only by a two-phase commit), never the working directory.
-  const txn = extra.includes("[txn]")
-    ? ""
-    : `\n[txn]\ndata_dir = "${join(tmpdir(), `geo-txn-${process.pid}-${++logDirs}`)}"\n`;
+  const txn = extra.includes("[txn]") ? "" : txnSection();
   return `[server]
 host = "127.0.0.1"
 port = 0

@@ -1,9 +1,7 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import pg from "pg";
 import { REGIONS } from "./fake-regions.js";
 import { type RealRegions, startRealRegions } from "./real-regions.js";
+import { txnSection } from "./txn-data-dir.js";
 
 /** Tables of the scatter suite beside the example schema: every type the merge compares. */
 const SCHEMA = `
@@ -77,9 +75,7 @@ INSERT INTO vault VALUES ('${key}', 1, 's-${key}-1'), ('${key}', 2, 's-${key}-2'
  * with every row) plus the scatter suite's own tables, placed through the proxy's configuration.
  */
 export async function startScatterRegions(): Promise<RealRegions> {
-  // A data folder of its own: another proxy (another test file) may hold the default one's log.
-  const dataDir = mkdtempSync(join(tmpdir(), "geo-scatter-"));
-  const regions = await startRealRegions(`${SCATTER_TOML}\n[txn]\ndata_dir = "${dataDir}"\n`);
+  const regions = await startRealRegions(`${SCATTER_TOML}${txnSection()}`);
   let all = SCHEMA;
   const perRegion = new Map<string, string>(REGIONS.map((region) => [region, SCHEMA]));
   for (const [index, [key, region]] of regions.entries.entries()) {
