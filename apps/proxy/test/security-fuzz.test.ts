@@ -206,7 +206,7 @@ describe("hostile input through a real socket", () => {
     const batch = 10;
     for (let i = 0; i < inputs.length; i += batch) {
       const sockets = await Promise.all(inputs.slice(i, i + batch).map(() => loggedIn()));
-      sockets.forEach((socket, j) => socket.write(inputs[i + j]!));
+      for (const [j, socket] of sockets.entries()) socket.write(inputs[i + j]!);
       await new Promise((resolve) => setTimeout(resolve, 100));
       for (const socket of sockets) socket.destroy();
       expect(await legitimateQuery()).toBe("1");
