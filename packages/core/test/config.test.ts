@@ -1,8 +1,6 @@
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { ConfigError, DEFAULTS, loadConfig, parseConfig } from "../src/index.js";
-
-const examples = fileURLToPath(new URL("../../../examples/", import.meta.url));
+import { examples } from "./support/examples.js";
 
 const REGIONS = `
 [[topology.regions]]

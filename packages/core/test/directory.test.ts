@@ -1,13 +1,11 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import {
   ConfigError,
   canonicalKey,
   hashTextExtended,
-  loadConfig,
   loadDirectoryTsv,
   loadRouting,
   MemoryDirectory,
@@ -17,9 +15,9 @@ import {
   shardFor,
   Topology,
 } from "../src/index.js";
+import { examples, exampleTopology } from "./support/examples.js";
 
-const examples = fileURLToPath(new URL("../../../examples/", import.meta.url));
-const topology = Topology.fromConfig(loadConfig(`${examples}topology.toml`));
+const topology = exampleTopology;
 
 const sharded = Topology.fromConfig(
   parseConfig(`

@@ -1,18 +1,10 @@
-import { fileURLToPath } from "node:url";
 import { Analyzer } from "@geo/sql";
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  type ExplainOptions,
-  explain,
-  loadConfig,
-  loadDirectoryTsv,
-  schemaInfoFor,
-  Topology,
-} from "../src/index.js";
+import { type ExplainOptions, explain, schemaInfoFor } from "../src/index.js";
+import { exampleDirectory, exampleTopology } from "./support/examples.js";
 
-const examples = fileURLToPath(new URL("../../../examples/", import.meta.url));
-const topology = Topology.fromConfig(loadConfig(`${examples}topology.toml`));
-const directory = loadDirectoryTsv(`${examples}keys.tsv`, topology);
+const topology = exampleTopology;
+const directory = exampleDirectory;
 let options: ExplainOptions;
 
 beforeAll(async () => {
