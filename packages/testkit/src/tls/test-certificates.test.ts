@@ -1,7 +1,7 @@
 import { X509Certificate } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { makeTestCertificates } from "../src/index.js";
+import { makeTestCertificates } from "../index.js";
 
 describe("makeTestCertificates", () => {
   it("signs each server certificate with its CA for exactly the names it was given", () => {
