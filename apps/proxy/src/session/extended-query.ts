@@ -49,6 +49,8 @@ interface ClientStatement {
   readonly parsedAt: number;
   /** Its name on backend connections: derived from its text and types, so copies are shared. */
   readonly backendName: string;
+  /** `backendName` and its NUL as a renamed Bind carries them, encoded once. */
+  readonly backendNameBytes: Buffer;
   /** Parameter types a backend reported for it (ParameterDescription). */
   describedTypes: readonly number[] | null;
 }
@@ -179,13 +181,15 @@ export class ExtendedQuery {
       session.fail(analysis, EXTENDED);
       return;
     }
+    const backendName = message.name === "" ? "" : backendNameOf(message.sql, message.paramTypes);
     const statement: ClientStatement = {
       name: message.name,
       text: message.sql,
       paramTypes: message.paramTypes,
       analysis,
       parsedAt: session.runtime.nextSequence(),
-      backendName: message.name === "" ? "" : backendNameOf(message.sql, message.paramTypes),
+      backendName,
+      backendNameBytes: Buffer.from(`${backendName}\0`, "utf8"),
       describedTypes: null,
     };
     const previous = this.statements.get(message.name);
@@ -276,7 +280,8 @@ export class ExtendedQuery {
     await session.runRouted(analysis, route, EXTENDED, (leg) => {
       const name = this.prepareOn(leg, statement);
       session.relay.expect({ leg, kind: "bind", mode: "relay" });
-      leg.write(renameBind(frame.payload, name));
+      // The unnamed statement keeps its name on the backend: the Bind goes as the client sent it.
+      leg.write(name === "" ? frame.bytes : renameBind(frame.payload, statement.backendNameBytes));
       this.portals.set(portalName, { statement, leg, local: null });
     });
   }
@@ -471,7 +476,8 @@ export class ExtendedQuery {
       }
     }
     const leg = await session.activate(portal.leg);
-    session.log.debug({ region: leg.region, sql: analysis.text }, "execute");
+    if (session.log.isLevelEnabled("debug"))
+      session.log.debug({ region: leg.region, sql: analysis.text }, "execute");
     session.relay.expect({
       leg,
       kind: "execute",
@@ -529,7 +535,8 @@ export class ExtendedQuery {
     this.syncsPending++;
     for (const leg of legs) {
       if (leg.broken !== null) continue;
-      await session.activate(leg);
+      // The leg in use needs no activation: no promise for the common one-leg batch.
+      if (leg !== session.currentLeg) await session.activate(leg);
       session.relay.expect({
         leg,
         kind: "sync",
@@ -567,13 +574,12 @@ function backendNameOf(text: string, paramTypes: readonly number[]): string {
   return `geo_${digest.slice(0, 28)}`;
 }
 
-/** A Bind with the statement name replaced by the backend's name for it; the rest as sent. */
-function renameBind(payload: Buffer, statementName: string): Buffer {
+/** A Bind with the statement name replaced by the backend's name for it (NUL included); the rest as sent. */
+function renameBind(payload: Buffer, name: Buffer): Buffer {
   const portalEnd = payload.indexOf(0);
   const statementEnd = payload.indexOf(0, portalEnd + 1);
   const portal = payload.subarray(0, portalEnd + 1);
   const rest = payload.subarray(statementEnd + 1);
-  const name = Buffer.from(`${statementName}\0`, "utf8");
   const length = 4 + portal.length + name.length + rest.length;
   const header = Buffer.allocUnsafe(5);
   header[0] = FrontendCode.Bind;
