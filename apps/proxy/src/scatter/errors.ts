@@ -48,3 +48,15 @@ export function unreadableLimitParam(index: number, typeOid: number): PgError {
     hint: "Send the parameter as text, or as int2, int4 or int8 in binary.",
   });
 }
+
+/**
+ * Describe answered from the cached shape, and by Execute the statement's columns had changed
+ * (the schema changed in between): PostgreSQL's own answer to a prepared statement in that case.
+ */
+export function resultTypeChanged(): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message: "cached plan must not change result type",
+    hint: "Describe and execute the statement again.",
+  });
+}

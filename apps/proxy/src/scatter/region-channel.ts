@@ -22,6 +22,7 @@ export class RegionChannel {
   private waiter: (() => void) | null = null;
   private queuedRows = 0;
   private failure: PgError | null = null;
+  private readonly preludes: { readonly onFailure: (error: PgError) => void; error: PgError | null }[] = [];
   /** Sync messages written whose ReadyForQuery has not been read. */
   syncsPending = 0;
   /** The transaction status of the last ReadyForQuery read. */
@@ -65,6 +66,25 @@ export class RegionChannel {
     this.open = false;
   }
 
+  /**
+   * Writes a simple Query that must succeed before the statements written after it count (the
+   * client's settings): no waiting for it, so it travels with them. Its replies are read and
+   * dropped by `next`; an error in it fails the channel once its ReadyForQuery arrives.
+   */
+  prelude(query: Buffer, onFailure: (error: PgError) => void): void {
+    if (this.failure !== null) return;
+    this.syncsPending++;
+    this.preludes.push({ onFailure, error: null });
+    this.connection.write(query);
+  }
+
+  /** Writes a simple Query; its replies are read with `next`, up to its ReadyForQuery. */
+  query(query: Buffer): void {
+    if (this.failure !== null) return;
+    this.syncsPending++;
+    this.connection.write(query);
+  }
+
   /** Gives the connection back to its owner: the channel's receiver comes off. */
   detach(): void {
     this.connection.setReceiver(null);
@@ -90,6 +110,19 @@ export class RegionChannel {
           this.syncsPending--;
           this.status = String.fromCharCode(message.payload[0] ?? 0x49);
         }
+        const prelude = this.preludes[0];
+        if (prelude !== undefined) {
+          if (message.code === BackendCode.ErrorResponse) prelude.error ??= errorOf(message);
+          if (message.code !== BackendCode.ReadyForQuery) continue;
+          this.preludes.shift();
+          if (prelude.error !== null) {
+            prelude.onFailure(prelude.error);
+            throw prelude.error;
+          }
+          // Nothing written after it: the reader is settling the channel and waits for this one.
+          if (this.syncsPending === 0) return message;
+          continue;
+        }
         return message;
       }
       if (this.failure !== null) throw this.failure;
@@ -105,7 +138,7 @@ export class RegionChannel {
       try {
         await this.next();
       } catch {
-        return;
+        // A failed prelude throws once; the replies after it still have to be read.
       }
     }
   }

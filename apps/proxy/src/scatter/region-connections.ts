@@ -1,5 +1,5 @@
 import type { Lease } from "@geo/pool";
-import { PgError, SqlState } from "@geo/proto";
+import { encodeQuery, PgError, SqlState } from "@geo/proto";
 import { internalError } from "../errors/catalog.js";
 import type { Leg } from "../executor/leg.js";
 import type { Session, StatementMode } from "../session/session.js";
@@ -57,38 +57,26 @@ export async function openRegions(
     for (const lease of leases.values()) lease.release();
     throw error;
   }
-  const results = await Promise.allSettled(
-    regions.map((region) => prepare(session, region, leases.get(region)!)),
-  );
-  const opened: RegionConnection[] = [];
-  let failure: unknown = null;
-  for (const result of results) {
-    if (result.status === "fulfilled") opened.push(result.value);
-    else failure ??= result.reason;
-  }
-  if (failure !== null) {
-    for (const connection of opened) connection.release();
-    throw failure;
-  }
-  return opened;
+  return regions.map((region) => prepare(session, region, leases.get(region)!));
 }
 
-/** Makes the connection hold the client's session settings; on failure it is given back. */
-async function prepare(session: Session, region: string, lease: Lease): Promise<RegionConnection> {
+/**
+ * Makes the connection hold the client's session settings: the replay is written ahead of the
+ * statements and read with their answers, so it costs no round trip of its own. A failed replay
+ * fails the region's part; the connection then goes back to be reset.
+ */
+function prepare(session: Session, region: string, lease: Lease): RegionConnection {
   const connection = lease.connection;
-  const replay = session.settings.replayFor(connection.appliedSettings);
-  if (replay !== null) {
-    try {
-      await connection.simpleQuery(replay);
-      session.settings.markApplied(connection.appliedSettings);
-    } catch (error) {
-      connection.appliedSettings.clear();
-      if (connection.broken) lease.discard("broken");
-      else lease.release({ reset: true });
-      throw connectFailure(region, error);
-    }
-  }
   const channel = new RegionChannel(region, connection);
+  const replay = session.settings.replayFor(connection.appliedSettings);
+  let replayFailed = false;
+  if (replay !== null) {
+    session.settings.markApplied(connection.appliedSettings);
+    channel.prelude(encodeQuery({ sql: replay }), () => {
+      replayFailed = true;
+      connection.appliedSettings.clear();
+    });
+  }
   return {
     region,
     channel,
@@ -96,6 +84,7 @@ async function prepare(session: Session, region: string, lease: Lease): Promise<
       channel.detach();
       if (channel.broken || connection.broken) lease.discard("broken");
       else if (channel.cancelled || channel.syncsPending > 0 || channel.open) lease.discard("cancelled");
+      else if (replayFailed) lease.release({ reset: true });
       else lease.release();
     },
   };

@@ -1,14 +1,16 @@
 import type { ScatterPlan } from "@geo/core";
-import { type Bind, encodeCommandComplete, type FormatCode } from "@geo/proto";
+import { type Bind, encodeCommandComplete, type FieldDescription, type FormatCode } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
 import type { Session, StatementMode } from "../session/session.js";
 import { rowDescriptionFrame, sendRows } from "./answer-writer.js";
+import { resultTypeChanged } from "./errors.js";
 import { PortalBuffer } from "./portal-buffer.js";
 import { openRegions } from "./region-connections.js";
 import { type BoundParams, describeStatement } from "./region-statement.js";
 import type { RowSource } from "./row-source.js";
 import { reportFailure } from "./run-scatter.js";
 import { checkResultFormats, formatOf, openScatter } from "./scatter-read.js";
+import { cachedShapes, shapeKey } from "./shape-cache.js";
 
 const EXTENDED: StatementMode = { extended: true, final: false };
 
@@ -38,6 +40,8 @@ export function boundParams(bind: Bind, clientTypes: readonly number[]): BoundPa
 export class ScatterPortal {
   private rest: RowSource | null = null;
   private finished = false;
+  /** The columns Describe sent the client (undefined: not described). */
+  private described: readonly FieldDescription[] | null | undefined = undefined;
 
   constructor(
     readonly analysis: Analysis,
@@ -51,11 +55,20 @@ export class ScatterPortal {
     await session.relay.idle();
     let connections: Awaited<ReturnType<typeof openRegions>> = [];
     try {
-      connections = await openRegions(session, [this.plan.regions[0] ?? this.plan.home], EXTENDED);
-      const shape = await describeStatement(connections[0]!.channel, this.analysis.text, this.params.types);
+      // Drivers describe every unnamed portal: the shape the last execution found answers without
+      // a round trip to a region. Execute holds the rows to it (the columns must not change).
+      let shape = cachedShapes(
+        session.runtime,
+        shapeKey(session, this.analysis.text, this.params.types),
+      )?.original;
+      if (shape === undefined) {
+        connections = await openRegions(session, [this.plan.regions[0] ?? this.plan.home], EXTENDED);
+        shape = await describeStatement(connections[0]!.channel, this.analysis.text, this.params.types);
+      }
       checkResultFormats(this.resultFormats, shape);
       const fields =
         shape.fields?.map((field, i) => ({ ...field, format: formatOf(this.resultFormats, i) })) ?? null;
+      this.described = shape.fields;
       session.relay.local({ bytes: rowDescriptionFrame(fields) });
     } catch (error) {
       reportFailure(session, error, EXTENDED);
@@ -89,6 +102,10 @@ export class ScatterPortal {
         { analysis: this.analysis, plan: this.plan, params: this.params, resultFormats: this.resultFormats },
         EXTENDED,
       );
+      if (this.described !== undefined && !sameColumnTypes(this.described, answer.fields)) {
+        await answer.rows.close(false);
+        throw resultTypeChanged();
+      }
       let outcome: Awaited<ReturnType<typeof sendRows>>;
       try {
         outcome = await sendRows(session, answer.rows, maxRows);
@@ -113,4 +130,18 @@ export class ScatterPortal {
     this.finished = true;
     this.rest = null;
   }
+}
+
+function sameColumnTypes(
+  described: readonly FieldDescription[] | null,
+  answered: readonly FieldDescription[] | null,
+): boolean {
+  if (described === null || answered === null) return described === answered;
+  return (
+    described.length === answered.length &&
+    described.every(
+      (field, i) =>
+        field.typeOid === answered[i]!.typeOid && field.typeModifier === answered[i]!.typeModifier,
+    )
+  );
 }

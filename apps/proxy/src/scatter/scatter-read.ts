@@ -238,21 +238,29 @@ async function openScatterWith(
     }
 
     // Home finish: the regions' rows (or partials) travel home as typed arrays; PostgreSQL finishes.
-    const shipments = await Promise.all(
-      (merge.tier === "gather" ? merge.sources.map((s) => s.regionSql) : [merge.regionSql]).map(
-        async (sql) => {
-          const shape = shapeOf(sql);
-          const shapeFields = shape.fields ?? [];
-          const firstRegion = jobs.find((job) => job.sql === sql)!.region;
-          const names = await typeNames(
-            session.runtime,
-            channelOf(firstRegion),
-            shapeFields.map((f) => f.typeOid),
-          );
-          return new Shipment(shapeFields, names);
-        },
-      ),
+    const shipped = (merge.tier === "gather" ? merge.sources.map((s) => s.regionSql) : [merge.regionSql]).map(
+      (sql) => ({
+        fields: shapeOf(sql).fields ?? [],
+        region: jobs.find((job) => job.sql === sql)!.region,
+      }),
     );
+    // One lookup per region at most, all at once: a channel is read by one reader at a time.
+    const oidsByRegion = new Map<string, number[]>();
+    for (const { fields: shapeFields, region } of shipped) {
+      oidsByRegion.set(region, [...(oidsByRegion.get(region) ?? []), ...shapeFields.map((f) => f.typeOid)]);
+    }
+    await Promise.all(
+      [...oidsByRegion].map(([region, oids]) => typeNames(session.runtime, channelOf(region), oids)),
+    );
+    const shipments: Shipment[] = [];
+    for (const { fields: shapeFields, region } of shipped) {
+      const names = await typeNames(
+        session.runtime,
+        channelOf(region),
+        shapeFields.map((f) => f.typeOid),
+      );
+      shipments.push(new Shipment(shapeFields, names));
+    }
     const limits = plan.gatherLimits ?? session.runtime.config.gather;
     const budget = new ShipmentBudget(limits, unique(jobs.map((job) => job.region)));
     const byRegion = unique(jobs.map((job) => job.region));

@@ -1,5 +1,7 @@
+import { BackendCode, encodeQuery, type PgError } from "@geo/proto";
 import type { ProxyRuntime } from "../server/runtime.js";
-import type { RegionChannel } from "./region-channel.js";
+import { allValues } from "./data-row.js";
+import { errorOf, type RegionChannel } from "./region-channel.js";
 
 /**
  * Type names the home statements cast their array parameters to, asked of the region that reported
@@ -32,8 +34,18 @@ export async function typeNames(
   }
   const missing = [...new Set(oids.filter((oid) => !cache.has(oid)))];
   if (missing.length > 0) {
-    const result = await channel.connection.simpleQuery(TYPE_NAMES_SQL.replace("$OIDS", missing.join(", ")));
-    for (const [oid, name] of result.rows) if (oid != null && name != null) cache.set(Number(oid), name);
+    // Through the channel, after anything already written on it (the settings replay).
+    channel.query(encodeQuery({ sql: TYPE_NAMES_SQL.replace("$OIDS", missing.join(", ")) }));
+    let error: PgError | null = null;
+    for (;;) {
+      const message = await channel.next();
+      if (message.code === BackendCode.ReadyForQuery) break;
+      if (message.code === BackendCode.ErrorResponse) error ??= errorOf(message);
+      if (message.code !== BackendCode.DataRow) continue;
+      const [oid, name] = allValues(message.payload);
+      if (oid != null && name != null) cache.set(Number(oid.toString("latin1")), name.toString("utf8"));
+    }
+    if (error !== null) throw error;
   }
   return oids.map((oid) => cache.get(oid) ?? "text");
 }
