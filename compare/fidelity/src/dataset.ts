@@ -271,7 +271,7 @@ export const TICKS_PER_REGION = 40_000;
 /** Region i holds n = i+1, i+4, i+7, ...: interleaved, so the merge alternates between regions. */
 export function ticksSql(regionIndex: number): string {
   const tenant = TENANTS.find((t) => t.region === REGIONS[regionIndex])!.key;
-  return `INSERT INTO ticks SELECT ${lit(tenant)}, g * 3 + ${regionIndex + 1}, repeat('x', 800) FROM generate_series(0, ${TICKS_PER_REGION - 1}) g;\n`;
+  return `INSERT INTO ticks SELECT ${lit(tenant)}, g * 3 + ${regionIndex + 1}, repeat('x', 1600) FROM generate_series(0, ${TICKS_PER_REGION - 1}) g;\n`;
 }
 
 /** The directory as `key<TAB>region` lines. */

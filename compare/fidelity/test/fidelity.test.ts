@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TextSession } from "../src/answer.js";
 import { grade } from "../src/grade.js";
 import { MERGE_ROWS, measureMergeMemory } from "../src/merge-memory.js";
 import { formatReport } from "../src/report.js";
@@ -6,7 +7,7 @@ import { describeGraded, type FidelityReport, runFidelity } from "../src/run-fid
 import { FAMILIES, STATEMENTS } from "../src/statements.js";
 import { type FidelityWorld, startFidelityWorld } from "../src/world.js";
 
-const RSS_GROWTH_BOUND_KB = 64 * 1024;
+const RSS_GROWTH_BOUND_KB = 96 * 1024;
 
 function failures(report: FidelityReport): string {
   return report.graded
@@ -65,6 +66,23 @@ describe("geoproxy over three regions answers a fixed statement list exactly as 
       for (const graded of refused) expect(graded.grade.detail).toMatch(/^\[53400\].*hint: .*max_rows/);
     } finally {
       await tight.close();
+    }
+  });
+
+  it("grades as wrong the answer of one region only (the comparison can fail)", async () => {
+    const statement = STATEMENTS.find((candidate) => candidate.name === "group-tenant")!;
+    const hinted = { ...statement, sql: `/* geo: region=us-east */ ${statement.sql}` };
+    const [reference, proxy] = await Promise.all([
+      TextSession.open(world!.reference),
+      TextSession.open(world!.proxy),
+    ]);
+    try {
+      const expected = await reference.answer(statement);
+      const got = await proxy.answer(hinted);
+      expect(got.error).toBeUndefined();
+      expect(grade(expected, got, statement.ordered).verdict).toBe("wrong");
+    } finally {
+      await Promise.all([reference.close(), proxy.close()]);
     }
   });
 
