@@ -1,0 +1,108 @@
+import type { BackendConnection, FrameReceiver } from "@geo/pool";
+import {
+  BackendCode,
+  encodeCommandComplete,
+  encodeDataRow,
+  encodeErrorResponse,
+  encodeQuery,
+  encodeReadyForQuery,
+  PgError,
+} from "@geo/proto";
+import { describe, expect, it } from "vitest";
+import { RegionChannel } from "./region-channel.js";
+
+/** A connection that records what is written and lets the test answer as the server would. */
+class FakeConnection {
+  receiver: FrameReceiver | null = null;
+  readonly written: Buffer[] = [];
+  readonly brokenError = null;
+  isPaused = false;
+
+  setReceiver(receiver: FrameReceiver | null): void {
+    this.receiver = receiver;
+  }
+  write(bytes: Buffer | readonly Buffer[]): void {
+    this.written.push(...(Buffer.isBuffer(bytes) ? [bytes] : bytes));
+  }
+  pause(): void {
+    this.isPaused = true;
+  }
+  resume(): void {
+    this.isPaused = false;
+  }
+  cancel(): Promise<void> {
+    return Promise.resolve();
+  }
+  /** Delivers whole encoded backend messages, as the framer would. */
+  answer(...messages: Buffer[]): void {
+    for (const bytes of messages) {
+      this.receiver?.onFrame({ code: bytes[0]!, payload: bytes.subarray(5), bytes });
+    }
+  }
+}
+
+function channelOn(fake: FakeConnection): RegionChannel {
+  return new RegionChannel("ap-south", fake as unknown as BackendConnection);
+}
+
+const ready = () => encodeReadyForQuery({ status: "I" });
+const setDone = () => encodeCommandComplete({ tag: "SET" });
+const sync = Buffer.from([0x53, 0, 0, 0, 4]);
+
+describe("a region channel's prelude (the settings replay sent with the statement)", () => {
+  it("is written at once, before the statement, without waiting for its answer", () => {
+    const fake = new FakeConnection();
+    const channel = channelOn(fake);
+    const replay = encodeQuery({ sql: "SET application_name TO 'app'" });
+    channel.prelude(replay, () => undefined);
+    const statement = Buffer.from("statement");
+    channel.write(statement);
+    channel.sync(sync);
+    expect(fake.written).toEqual([replay, statement, sync]);
+    expect(channel.syncsPending).toBe(2);
+  });
+
+  it("hands the reader only the statement's replies, the replay's are read and dropped", async () => {
+    const fake = new FakeConnection();
+    const channel = channelOn(fake);
+    channel.prelude(encodeQuery({ sql: "SET a TO 1; SET b TO 2" }), () => undefined);
+    channel.write(Buffer.from("statement"));
+    channel.sync(sync);
+    fake.answer(setDone(), setDone(), ready(), encodeDataRow({ values: [Buffer.from("7")] }));
+    const row = await channel.next();
+    expect(row.code).toBe(BackendCode.DataRow);
+    fake.answer(encodeCommandComplete({ tag: "SELECT 1" }), ready());
+    expect((await channel.next()).code).toBe(BackendCode.CommandComplete);
+    expect((await channel.next()).code).toBe(BackendCode.ReadyForQuery);
+    expect(channel.syncsPending).toBe(0);
+  });
+
+  it("lets a channel with only the replay written settle once the replay's ReadyForQuery arrives", async () => {
+    const fake = new FakeConnection();
+    const channel = channelOn(fake);
+    channel.prelude(encodeQuery({ sql: "SET a TO 1" }), () => undefined);
+    const settled = channel.settle();
+    fake.answer(setDone(), ready());
+    await settled;
+    expect(channel.syncsPending).toBe(0);
+  });
+
+  it("fails the reader with the replay's error, and the statement's replies are still read to the end", async () => {
+    const fake = new FakeConnection();
+    const channel = channelOn(fake);
+    const failures: PgError[] = [];
+    channel.prelude(encodeQuery({ sql: "SET a TO 'bad'" }), (error) => failures.push(error));
+    channel.write(Buffer.from("statement"));
+    channel.sync(sync);
+    fake.answer(
+      encodeErrorResponse(new PgError({ code: "22023", message: "invalid value for parameter" })),
+      ready(),
+      encodeCommandComplete({ tag: "SELECT 0" }),
+      ready(),
+    );
+    await expect(channel.next()).rejects.toMatchObject({ code: "22023" });
+    expect(failures.map((error) => error.code)).toEqual(["22023"]);
+    await channel.settle();
+    expect(channel.syncsPending).toBe(0);
+  });
+});
