@@ -82,11 +82,11 @@ describe("the dashboard served by the proxy, in a real browser", () => {
     const total = page.locator('[data-live="statements-total"]');
     const before = (await total.textContent()) ?? "";
     // Only the page's inline script writes "live", on an event-stream update from the proxy.
-    await page.locator("#state", { hasText: /^live$/ }).waitFor({ timeout: 5_000 });
+    await page.locator("#state", { hasText: /^live$/ }).waitFor({ timeout: 15_000 });
     await page.waitForFunction(
       (previous) => document.querySelector('[data-live="statements-total"]')?.textContent !== previous,
       before,
-      { timeout: 5_000 },
+      { timeout: 15_000 },
     );
     const after = Number(((await total.textContent()) ?? "").replaceAll(",", ""));
     expect(after).toBeGreaterThan(Number(before.replaceAll(",", "")));
