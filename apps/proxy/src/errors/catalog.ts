@@ -28,30 +28,24 @@ export function fromAnalysisError(error: SqlAnalysisError): PgError {
   });
 }
 
-/** A read whose plan spans regions: scatter-gather execution is not part of this build yet. */
+/**
+ * A read spanning regions that reached the simple-statement path in extended mode: scatter-gather
+ * portals are run by their own Bind/Execute handling, so this is a guard, not a feature limit.
+ */
 export function refuseScatterRead(regions: readonly string[]): PgError {
   return new PgError({
     code: SqlState.feature_not_supported,
-    message: `the statement reads rows in several regions (${regions.join(", ")}), and reads across regions are not executed yet`,
-    hint: "Constrain the partition key to one value, or add /* geo: key=<value> */ or /* geo: region=<id> */ so the statement runs in one region.",
+    message: `the statement reads rows in several regions (${regions.join(", ")}) and cannot be combined on this path`,
+    hint: "Send it as a simple query, or constrain the partition key to one value, or add /* geo: key=<value> */ or /* geo: region=<id> */ so the statement runs in one region.",
   });
 }
 
-/** A write whose plan spans regions: two-phase commit through the proxy is not part of this build yet. */
-export function refuseDistributedWrite(regions: readonly string[]): PgError {
-  return new PgError({
-    code: SqlState.feature_not_supported,
-    message: `the statement writes in several regions (${regions.join(", ")}), and writes across regions are not executed yet`,
-    hint: "Write one key's rows per statement (one INSERT per tenant), so each write runs in its own region.",
-  });
-}
-
-/** A transaction that already wrote in one region tries to write in another. */
+/** The client's own PREPARE TRANSACTION in a block that has work in more than one region. */
 export function refuseSecondWriteRegion(written: string, attempted: string): PgError {
   return new PgError({
     code: SqlState.feature_not_supported,
-    message: `this transaction already writes in region ${written}; a write in region ${attempted} in the same transaction is not executed yet`,
-    hint: "Commit the first region's writes, then write the other region in a transaction of its own.",
+    message: `PREPARE TRANSACTION needs the whole transaction in one region; this one has work in regions ${written} and ${attempted}`,
+    hint: "Use COMMIT: geoproxy commits work across regions itself. For a client-driven two-phase commit, keep the transaction in one region.",
   });
 }
 
@@ -61,15 +55,6 @@ export function refuseBatchAcrossRegions(written: string, attempted: string): Pg
     code: SqlState.feature_not_supported,
     message: `this batch already wrote in region ${written} outside a transaction; it cannot continue in region ${attempted}`,
     hint: "Wrap the batch in BEGIN ... COMMIT, or send a Sync between the statements of different regions.",
-  });
-}
-
-/** A multi-statement simple query that writes in more than one region. */
-export function refuseBatchWritesAcrossRegions(regions: readonly string[]): PgError {
-  return new PgError({
-    code: SqlState.feature_not_supported,
-    message: `this query string writes in several regions (${regions.join(", ")}), and writes across regions are not executed yet`,
-    hint: "Send the writes of each region as a query string of its own.",
   });
 }
 
@@ -112,14 +97,6 @@ export function duplicateStatement(name: string): PgError {
   return new PgError({
     code: SqlState.duplicate_prepared_statement,
     message: `prepared statement "${name}" already exists`,
-  });
-}
-
-/** Bind with a parameter count that does not match the statement. */
-export function wrongParameterCount(name: string, expected: number, given: number): PgError {
-  return new PgError({
-    code: SqlState.protocol_violation,
-    message: `bind message supplies ${given} parameters, but prepared statement "${name}" requires ${expected}`,
   });
 }
 
@@ -208,15 +185,6 @@ export function internalError(cause: unknown): PgError {
     message: `geoproxy internal error: ${reason}`,
     hint: "This is a bug in geoproxy; the statement was not completed. Please report it with the proxy log.",
     cause,
-  });
-}
-
-/** A console command this proxy does not answer (yet, or without the feature it needs). */
-export function consoleCommandUnavailable(command: string): PgError {
-  return new PgError({
-    code: SqlState.feature_not_supported,
-    message: `console command ${command.toUpperCase().replaceAll("-", " ")} is not available in this geoproxy`,
-    hint: "SHOW REGIONS lists the regions; see docs/proxy.md for the console commands.",
   });
 }
 
