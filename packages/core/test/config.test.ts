@@ -37,7 +37,7 @@ describe("configuration", () => {
       writer: "us-east",
       residency: "none",
     });
-    expect(config.admin).toBeUndefined();
+    expect(config.admin).toEqual({ host: "127.0.0.1", port: 9930, tls: false });
     expect(config.directoryStore).toBeUndefined();
     expect(config.directory).toEqual({ file: `${examples}keys.tsv` });
   });
