@@ -60,3 +60,20 @@ export function resultTypeChanged(): PgError {
     hint: "Describe and execute the statement again.",
   });
 }
+
+/**
+ * A home finish would compare a shipped text value in the home database's default collation, while
+ * its column has its own: the answer could differ from one PostgreSQL's. `expression` names an
+ * output column computed from the statement's tables, whose collation the proxy cannot see.
+ */
+export function collationNotCarried(column: string, collation: string, expression?: string): PgError {
+  const what =
+    expression === undefined
+      ? `column ${column} has collation ${collation}`
+      : `the collation of expression ${expression} cannot be known (column ${column} has collation ${collation})`;
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message: `${what}: a statement spanning regions finished in the home region would compare it in the default collation`,
+    hint: `Write an explicit COLLATE ${collation} on that column in the ORDER BY, GROUP BY or DISTINCT, or route the statement to one region with a key.`,
+  });
+}

@@ -2,6 +2,7 @@ import type { ScatterPlan } from "@geo/core";
 import { type FieldDescription, type FormatCode, Messages, PgError } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
 import type { Session, StatementMode } from "../session/session.js";
+import { type ComparedColumn, checkCollations } from "./collation-check.js";
 import { refuseShippingResident } from "./errors.js";
 import { limitWindow } from "./limit-window.js";
 import { Concatenation, OrderedMerge } from "./ordered-merge.js";
@@ -157,10 +158,13 @@ async function openScatterWith(
       sqls.map((sql, i) => ({ channel: describeOn(i + 1), sql, types }));
     let original: StatementShape;
     let shapes: readonly StatementShape[];
+    let describedBy: readonly string[];
     if (cached !== undefined) {
       original = cached.original;
       shapes = cached.rewrites;
+      describedBy = cached.describedBy;
     } else {
+      describedBy = sqls.map((_, i) => describeOn(i + 1).region);
       if (request.params.values.length === 0) {
         [original, ...shapes] = (await describeAll([
           { channel: describeOn(0), sql: analysis.text, types: [] },
@@ -170,7 +174,7 @@ async function openScatterWith(
         original = await describeStatement(describeOn(0), analysis.text, request.params.types);
         shapes = await describeAll(rewrites(original.paramTypes));
       }
-      rememberShapes(session.runtime, key, { original, rewrites: shapes });
+      rememberShapes(session.runtime, key, { original, rewrites: shapes, describedBy });
     }
     /** What a region statement must answer with when the shapes came from the cache. */
     const expect = (sql: string) => (cached === undefined ? null : shapeOf(sql).fields);
@@ -244,6 +248,7 @@ async function openScatterWith(
         region: jobs.find((job) => job.sql === sql)!.region,
       }),
     );
+    await checkShippedCollations(session, request, sqls, shapes, describedBy, connections);
     // One lookup per region at most, all at once: a channel is read by one reader at a time.
     const oidsByRegion = new Map<string, number[]>();
     for (const { fields: shapeFields, region } of shipped) {
@@ -326,6 +331,56 @@ async function openScatterWith(
     await closeAll(connections, !(error instanceof StaleShape));
     throw error;
   }
+}
+
+/**
+ * The home finish compares what it sorts, groups or joins in the home database's default
+ * collation: refused when that is not the compared columns' own. An ordered plan compares only its
+ * sort keys; the other tiers may compare any shipped column.
+ */
+async function checkShippedCollations(
+  session: Session,
+  request: ScatterRequest,
+  sqls: readonly string[],
+  shapes: readonly StatementShape[],
+  describedBy: readonly string[],
+  connections: readonly RegionConnection[],
+): Promise<void> {
+  const merge = request.plan.merge;
+  const checks: { sql: string; compared: ComparedColumn[] }[] = [];
+  switch (merge.tier) {
+    case "ordered": {
+      const hidden = (shapes[sqls.indexOf(merge.regionSql)]?.fields ?? []).slice(-merge.hiddenColumns);
+      checks.push({
+        sql: merge.regionSql,
+        compared: hidden.map((field, i) => ({
+          field,
+          explicitCollation: merge.sortKeys[i]?.collation !== undefined,
+        })),
+      });
+      break;
+    }
+    case "partial-aggregate":
+      checks.push({ sql: merge.regionSql, compared: allFields(shapes[sqls.indexOf(merge.regionSql)]) });
+      break;
+    case "gather":
+      for (const spec of merge.sources)
+        checks.push({ sql: spec.regionSql, compared: allFields(shapes[sqls.indexOf(spec.regionSql)]) });
+      break;
+    case "concat":
+      return;
+  }
+  for (const { sql, compared } of checks) {
+    const region = describedBy[sqls.indexOf(sql)];
+    const connection = connections.find((c) => c.region === region);
+    // Shapes cached by another plan of the same text: describe again, on regions open now.
+    if (region === undefined || connection === undefined) throw new StaleShape(region ?? request.plan.home);
+    await checkCollations(session.runtime, connection.channel, compared, request.analysis.tables);
+  }
+}
+
+function allFields(shape: StatementShape | undefined): ComparedColumn[] {
+  return (shape?.fields ?? []).map((field) => ({ field, explicitCollation: false }));
 }
 
 /** PostgreSQL refuses a Bind whose result formats are neither none, one, nor one per column. */

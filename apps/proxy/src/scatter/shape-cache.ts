@@ -6,6 +6,8 @@ import type { StatementShape } from "./region-statement.js";
 export interface ScatterShapes {
   readonly original: StatementShape;
   readonly rewrites: readonly StatementShape[];
+  /** The region that described each rewrite: its table OIDs are that server's own. */
+  readonly describedBy: readonly string[];
 }
 
 /**
