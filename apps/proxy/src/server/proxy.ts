@@ -128,9 +128,14 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
 
   const txn = new TxnService({ config, topology, pools, log, ledger: observability.inDoubt });
   // Without the log only writes across regions are unavailable (55000); opening is retried on each.
-  await txn.start().catch((error: unknown) =>
-    log.error({ err: error }, "cannot open the decision log: writes across regions are unavailable until it opens"),
-  );
+  await txn
+    .start()
+    .catch((error: unknown) =>
+      log.error(
+        { err: error },
+        "cannot open the decision log: writes across regions are unavailable until it opens",
+      ),
+    );
 
   const moves = await startMoves(config, topology, pools, log, directory).catch(async (error: unknown) => {
     await observability.close();
