@@ -1,17 +1,9 @@
-import { parseConfig } from "@geo/core";
 import { type PgCluster, startCluster } from "@geo/testkit";
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningProxy, startProxy } from "../src/index.js";
-import { REGIONS, type RegionName, regionsToml } from "./support/fake-regions.js";
-
-const SCHEMA = `
-CREATE TABLE users (tenant_id text NOT NULL, id bigint NOT NULL, name text NOT NULL, PRIMARY KEY (tenant_id, id));
-CREATE TABLE orders (tenant_id text NOT NULL, id bigint NOT NULL, user_id bigint NOT NULL, total numeric(12,2) NOT NULL,
-  PRIMARY KEY (tenant_id, id), FOREIGN KEY (tenant_id, user_id) REFERENCES users (tenant_id, id));
-CREATE TABLE currencies (code char(3) PRIMARY KEY, name text NOT NULL);
-CREATE TABLE eu_audit (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, tenant_id text NOT NULL, action text NOT NULL);
-`;
+import type { RunningProxy } from "../src/index.js";
+import { REGIONS, type RegionName } from "./support/fake-regions.js";
+import { connectAs, connectDirect, MOVE_SCHEMA, startRegionsProxy } from "./support/move-regions.js";
 
 const EXTRA = `
 [auth]
@@ -32,7 +24,7 @@ const KEYS = Array.from({ length: 100 }, (_, i) => `k${String(i).padStart(3, "0"
 
 let cluster: PgCluster;
 let proxy: RunningProxy;
-const direct = {} as Record<RegionName, pg.Client>;
+let direct: Record<RegionName, pg.Client>;
 let ops: pg.Client;
 const notices: string[] = [];
 
@@ -60,17 +52,8 @@ async function timed(sql: string): Promise<{ ms: number; rows: Record<string, st
 }
 
 beforeAll(async () => {
-  cluster = await startCluster({ count: 3, initSql: SCHEMA });
-  for (const [i, region] of REGIONS.entries()) {
-    const server = cluster.servers[i]!;
-    direct[region] = new pg.Client({
-      host: server.host,
-      port: server.port,
-      user: "postgres",
-      database: "postgres",
-    });
-    await direct[region].connect();
-  }
+  cluster = await startCluster({ count: 3, initSql: MOVE_SCHEMA });
+  direct = await connectDirect(cluster);
   // 100 keys, each with one user and two orders, in ap-south (a second shard of the same place).
   await direct["ap-south"].query(
     `INSERT INTO users (tenant_id, id, name) SELECT k, 1, k FROM unnest($1::text[]) AS k;
@@ -79,26 +62,8 @@ beforeAll(async () => {
       `ARRAY[${KEYS.map((key) => `'${key}'`).join(",")}]`,
     ),
   );
-  proxy = await startProxy({
-    config: parseConfig(
-      regionsToml(
-        cluster.servers.map((s) => s.port),
-        EXTRA,
-      ),
-      "rebalance.toml",
-    ),
-    logLevel: (process.env["GEO_LOG"] as "silent" | undefined) ?? "silent",
-    port: 0,
-    shutdownTimeoutMs: 300,
-  });
-  ops = new pg.Client({
-    host: "127.0.0.1",
-    port: proxy.port,
-    user: "ops",
-    password: "ops-secret",
-    database: "postgres",
-  });
-  await ops.connect();
+  proxy = await startRegionsProxy(cluster, EXTRA, "rebalance.toml");
+  ops = await connectAs(proxy.port, "ops");
   ops.on("notice", (notice) => notices.push(notice.message ?? ""));
 });
 

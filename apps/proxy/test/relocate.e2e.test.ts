@@ -1,17 +1,9 @@
-import { parseConfig } from "@geo/core";
 import { type PgCluster, startCluster } from "@geo/testkit";
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningProxy, startProxy } from "../src/index.js";
-import { REGIONS, type RegionName, regionsToml } from "./support/fake-regions.js";
-
-const SCHEMA = `
-CREATE TABLE users (tenant_id text NOT NULL, id bigint NOT NULL, name text NOT NULL, PRIMARY KEY (tenant_id, id));
-CREATE TABLE orders (tenant_id text NOT NULL, id bigint NOT NULL, user_id bigint NOT NULL, total numeric(12,2) NOT NULL,
-  PRIMARY KEY (tenant_id, id), FOREIGN KEY (tenant_id, user_id) REFERENCES users (tenant_id, id));
-CREATE TABLE currencies (code char(3) PRIMARY KEY, name text NOT NULL);
-CREATE TABLE eu_audit (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, tenant_id text NOT NULL, action text NOT NULL);
-`;
+import type { RunningProxy } from "../src/index.js";
+import { REGIONS, type RegionName } from "./support/fake-regions.js";
+import { connectAs, connectDirect, MOVE_SCHEMA, startRegionsProxy } from "./support/move-regions.js";
 
 const EXTRA = `
 [auth]
@@ -30,20 +22,12 @@ lock_timeout_ms = 800
 
 let cluster: PgCluster;
 let proxy: RunningProxy;
-const direct = {} as Record<RegionName, pg.Client>;
+let direct: Record<RegionName, pg.Client>;
 let ops: pg.Client;
 let app: pg.Client;
 
-async function connect(user: "ops" | "app"): Promise<pg.Client> {
-  const client = new pg.Client({
-    host: "127.0.0.1",
-    port: proxy.port,
-    user,
-    password: `${user}-secret`,
-    database: "postgres",
-  });
-  await client.connect();
-  return client;
+function connect(user: "ops" | "app"): Promise<pg.Client> {
+  return connectAs(proxy.port, user);
 }
 
 /** Rows of the key in each region: `region:users/orders`. */
@@ -95,29 +79,9 @@ async function preparedLeft(): Promise<number> {
 }
 
 beforeAll(async () => {
-  cluster = await startCluster({ count: 3, initSql: SCHEMA });
-  for (const [i, region] of REGIONS.entries()) {
-    const server = cluster.servers[i]!;
-    direct[region] = new pg.Client({
-      host: server.host,
-      port: server.port,
-      user: "postgres",
-      database: "postgres",
-    });
-    await direct[region].connect();
-  }
-  proxy = await startProxy({
-    config: parseConfig(
-      regionsToml(
-        cluster.servers.map((s) => s.port),
-        EXTRA,
-      ),
-      "relocate.toml",
-    ),
-    logLevel: (process.env["GEO_LOG"] as "silent" | undefined) ?? "silent",
-    port: 0,
-    shutdownTimeoutMs: 300,
-  });
+  cluster = await startCluster({ count: 3, initSql: MOVE_SCHEMA });
+  direct = await connectDirect(cluster);
+  proxy = await startRegionsProxy(cluster, EXTRA, "relocate.toml");
   ops = await connect("ops");
   app = await connect("app");
 });
