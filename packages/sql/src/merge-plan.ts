@@ -2,6 +2,7 @@ import { isAggregateCall, planPartialAggregate } from "./aggregate-plan.js";
 import type { Analysis, ConcatPlan, GatherPlan, MergePlan, RefusedPlan, SchemaInfo } from "./analysis.js";
 import { type Node, nodeAs, type SelectStmt } from "./ast.js";
 import { deparse } from "./deparse.js";
+import { describeViolation, distributionOf } from "./distribution.js";
 import { VOLATILE_FUNCTIONS } from "./function-catalog.js";
 import { planGatherFor } from "./gather-plan.js";
 import { regionLimit, withRegionLimit } from "./limit-rewrite.js";
@@ -12,6 +13,7 @@ import {
   refuseLockingAcrossRegions,
   refuseNonRegionalWrite,
   refuseNotCombinable,
+  refuseNotRegional,
   refusePerRegionUtility,
   refuseSelectIntoAcrossRegions,
   refuseVolatileAcrossRegions,
@@ -215,6 +217,12 @@ function planSelect(analysis: Analysis, schema: SchemaInfo): MergePlan {
   if (perRegionState.length > 0) return refuseVolatileAcrossRegions(perRegionState);
   const select = nodeAs(parseOne(analysis.text), "SelectStmt");
   if (select === undefined) return refuseNotCombinable(analysis.command);
+  // Every relation's distribution first: rows that are the same in every region, or rows no rule
+  // proves to be each region's own, are never pushed to the regions as they are.
+  const walk = new StatementWalker(schema).walkTop({ SelectStmt: select });
+  const verdict = distributionOf(select, walk);
+  const violation = verdict.violations[0];
+  if (violation !== undefined) return gatherOrRefuse(analysis, schema, describeViolation(violation));
   if ((select.op ?? "SETOP_NONE") !== "SETOP_NONE") {
     const arms = nonRegionalBlock(new StatementWalker(schema).walkTop({ SelectStmt: select }), TOP_ONLY);
     if (arms !== undefined) return gather(analysis, schema, arms);
@@ -253,6 +261,19 @@ function planSelect(analysis: Analysis, schema: SchemaInfo): MergePlan {
     );
   }
   return concat(select, analysis.text) ?? gather(analysis, schema, "a LIMIT that is an expression");
+}
+
+/**
+ * Ships the rows home when the gather can rebuild the statement there; otherwise refuses with the
+ * failed rule's own reason and hint (the gather's is about shipping, not about why it was needed).
+ */
+function gatherOrRefuse(
+  analysis: Analysis,
+  schema: SchemaInfo,
+  rule: { readonly reason: string; readonly hint: string },
+): GatherPlan | RefusedPlan {
+  const plan = planGatherFor(analysis, schema, rule.reason);
+  return plan.tier === "gather" ? plan : refuseNotRegional(rule.reason, rule.hint);
 }
 
 function gather(analysis: Analysis, schema: SchemaInfo, reason: string): GatherPlan | RefusedPlan {

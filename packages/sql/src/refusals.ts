@@ -78,3 +78,8 @@ export function refuseNonRegionalWrite(why: string): RefusedPlan {
     "constrain the write to one key, or compute the value first and pass it as a parameter",
   );
 }
+
+/** A failed distribution rule (see distribution.ts) where the rows cannot be gathered either. */
+export function refuseNotRegional(reason: string, hint: string): RefusedPlan {
+  return refused(reason, hint);
+}

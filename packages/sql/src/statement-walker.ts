@@ -833,8 +833,11 @@ export class StatementWalker {
       if (scope.outputs.has(column)) return;
       const only = scope.occurrences[0];
       if (scope.occurrences.length === 1 && scope.otherFromItems === 0 && only !== undefined) {
-        this.#useColumn(only, column);
-        // In a sub-query an unqualified name may belong to an outer table: ship those whole.
+        // In a sub-query an unqualified name may belong to an outer relation (a table, VALUES or
+        // a function): ship every table it may name whole, its own too, since the name may not
+        // be one of its columns at all.
+        if (scope.parent === undefined) this.#useColumn(only, column);
+        else this.#useAll(only);
         for (let s = scope.parent; s !== undefined; s = s.parent)
           for (const o of s.occurrences) this.#useAll(o);
       } else {
