@@ -1,12 +1,16 @@
 import { parseArgs } from "node:util";
 import { generateStatements } from "./generator.js";
+import { generateGrammarStatements, grammarText } from "./grammar/generate.js";
+import { formatGrammarReport, runGrammar } from "./grammar/run.js";
 import { startOracleWorld } from "./oracle-world.js";
 import { PROTOCOLS, type Protocol } from "./outcome.js";
 import { formatReport } from "./report.js";
 import { describeFailure, runOracle } from "./run-oracle.js";
 
-const usage =
-  "pnpm --filter @geo/compare-oracle run oracle -- [--count 2000] [--seed 1] [--start 0] [--protocol both|simple|extended] [--shapes] [--verbose]";
+const usage = [
+  "pnpm --filter @geo/compare-oracle run oracle -- --statements 2000 --seed 1[,2,...] [--start 0] [--verbose] [--print]   (the adversarial grammar generator)",
+  "pnpm --filter @geo/compare-oracle run oracle -- --families [--count 2000] [--seed 1] [--start 0] [--protocol both|simple|extended] [--shapes] [--verbose]",
+].join("\n");
 
 function integer(value: string | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
@@ -29,6 +33,9 @@ async function main(): Promise<number> {
     args: process.argv.slice(2).filter((arg) => arg !== "--"),
     options: {
       count: { type: "string" },
+      statements: { type: "string" },
+      families: { type: "boolean", default: false },
+      print: { type: "boolean", default: false },
       seed: { type: "string" },
       start: { type: "string" },
       protocol: { type: "string" },
@@ -41,6 +48,8 @@ async function main(): Promise<number> {
     console.log(usage);
     return 0;
   }
+  if (!values.families && values.count === undefined && values.protocol === undefined && !values.shapes)
+    return grammarMain(values);
   const count = integer(values.count, 2000, "count");
   const seed = integer(values.seed, 1, "seed");
   const start = integer(values.start, 0, "start");
@@ -79,6 +88,55 @@ async function main(): Promise<number> {
     }
     console.log(reports.join("\n\n"));
     return failed === 0 ? 0 : 1;
+  } finally {
+    await world.stop();
+  }
+}
+
+/** The adversarial grammar generator over its own world (src/grammar). */
+async function grammarMain(values: {
+  statements?: string;
+  seed?: string;
+  start?: string;
+  verbose?: boolean;
+  print?: boolean;
+}): Promise<number> {
+  const count = integer(values.statements, 2000, "statements");
+  const seeds = (values.seed ?? "1").split(",").map((seed) => integer(seed, 1, "seed"));
+  const start = integer(values.start, 0, "start");
+  if (values.print) {
+    for (const seed of seeds)
+      for (const statement of generateGrammarStatements(seed, count, start))
+        console.log(`-- #${statement.index} ${statement.kind}\n${grammarText(statement)};\n`);
+    return 0;
+  }
+  console.error("starting three regions, a reference PostgreSQL and geoproxy (grammar world) ...");
+  const world = await startOracleWorld({ world: "grammar" });
+  const onSignal = () => {
+    console.error("\ninterrupted: stopping the servers");
+    void world.stop().finally(() => process.exit(130));
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    let wrong = 0;
+    for (const seed of seeds) {
+      let done = 0;
+      const report = await runGrammar(generateGrammarStatements(seed, count, start), world, {
+        onGraded: (statement, grade) => {
+          done++;
+          if (values.verbose)
+            console.error(
+              `${grade.verdict.padEnd(7)} #${statement.index} ${statement.kind} ${grade.detail ?? ""}`,
+            );
+          if (done % 250 === 0) console.error(`  seed ${seed}: ${done}/${count} graded`);
+        },
+      });
+      wrong += report.wrong;
+      console.log(formatGrammarReport(report, { seed, start }));
+      console.log("");
+    }
+    return wrong === 0 ? 0 : 1;
   } finally {
     await world.stop();
   }

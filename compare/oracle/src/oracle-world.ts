@@ -2,6 +2,7 @@ import { MemoryDirectory, parseConfig } from "@geo/core";
 import { type RunningProxy, startProxy } from "@geo/proxy";
 import { type PgCluster, type PgServer, startCluster } from "@geo/testkit";
 import pg from "pg";
+import { GRAMMAR_TABLES_TOML, GRAMMAR_TENANTS, grammarDataSql, grammarSchemaSql } from "./grammar/world.js";
 import {
   dataSql,
   HOME_REGION,
@@ -11,6 +12,9 @@ import {
   TABLES_TOML,
   TENANTS,
 } from "./schema.js";
+
+/** Which world to load: the families' (src/schema.ts) or the grammar generator's (src/grammar/world.ts). */
+export type WorldKind = "families" | "grammar";
 
 /** Where a client connects. */
 export interface Endpoint {
@@ -29,7 +33,7 @@ export interface OracleWorld {
 }
 
 /** geoproxy's configuration for the three region servers (format: packages/core CONFIG.md). */
-export function oracleConfigToml(servers: readonly PgServer[]): string {
+export function oracleConfigToml(servers: readonly PgServer[], kind: WorldKind = "families"): string {
   const regions = REGIONS.map((region, index) => {
     const server = servers[index]!;
     return `[[topology.regions]]
@@ -43,7 +47,7 @@ host = "127.0.0.1"
 port = 0
 
 ${regions}
-${TABLES_TOML}
+${kind === "grammar" ? GRAMMAR_TABLES_TOML : TABLES_TOML}
 [pool]
 max = 4
 `;
@@ -64,19 +68,27 @@ async function load(server: PgServer, sql: string): Promise<void> {
  * loads each region's rows and every row into the reference, and starts geoproxy in this process.
  */
 export async function startOracleWorld(
-  options: { logLevel?: "silent" | "error" | "warn" } = {},
+  options: { logLevel?: "silent" | "error" | "warn"; world?: WorldKind } = {},
 ): Promise<OracleWorld> {
-  const cluster: PgCluster = await startCluster({ count: REGIONS.length + 1, initSql: SCHEMA_SQL });
+  const kind = options.world ?? "families";
+  const grammar = kind === "grammar";
+  const cluster: PgCluster = await startCluster({
+    count: REGIONS.length + 1,
+    initSql: grammar ? grammarSchemaSql() : SCHEMA_SQL,
+  });
   let proxy: RunningProxy | undefined;
   try {
     const servers = cluster.servers;
     const reference = servers[REGIONS.length]!;
     await Promise.all([
-      ...REGIONS.map((region, index) => load(servers[index]!, dataSql(region))),
-      load(reference, dataSql("reference")),
+      ...REGIONS.map((region, index) =>
+        load(servers[index]!, grammar ? grammarDataSql(region) : dataSql(region)),
+      ),
+      load(reference, grammar ? grammarDataSql("reference") : dataSql("reference")),
     ]);
-    const config = parseConfig(oracleConfigToml(servers), "oracle.toml");
-    const directory = new MemoryDirectory(TENANTS.map((tenant) => [tenant.key, tenant.region] as const));
+    const config = parseConfig(oracleConfigToml(servers, kind), "oracle.toml");
+    const tenants = grammar ? GRAMMAR_TENANTS : TENANTS;
+    const directory = new MemoryDirectory(tenants.map((tenant) => [tenant.key, tenant.region] as const));
     proxy = await startProxy({ config, directory, port: 0, logLevel: options.logLevel ?? "silent" });
     const running = proxy;
     let stopping: Promise<void> | undefined;

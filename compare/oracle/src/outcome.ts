@@ -77,21 +77,28 @@ export class ScriptClient {
   }
 
   /** Runs the steps in order, stopping at the first error; a transaction left open is rolled back. */
-  async run(steps: readonly string[]): Promise<ScriptOutcome> {
+  async run(
+    steps: readonly (string | { readonly sql: string; readonly values?: readonly string[] | undefined })[],
+  ): Promise<ScriptOutcome> {
     const results: StepResult[] = [];
     let inTransaction = false;
     for (let index = 0; index < steps.length; index++) {
-      const sql = steps[index]!;
+      const step = steps[index]!;
+      const sql = typeof step === "string" ? step : step.sql;
+      const values = typeof step === "string" ? undefined : step.values;
       try {
         const client = await this.connection();
         const result =
-          this.protocol === "simple"
-            ? await client.query({ text: sql, rowMode: "array" })
-            : await client.query({
-                ...liftLiterals(sql),
-                rowMode: "array",
-                queryMode: "extended",
-              } as pg.QueryArrayConfig);
+          values !== undefined && values.length > 0
+            ? // Parameters given with the statement: bound as text, untyped (node-postgres' default).
+              await client.query({ text: sql, values: [...values], rowMode: "array" })
+            : this.protocol === "simple"
+              ? await client.query({ text: sql, rowMode: "array" })
+              : await client.query({
+                  ...liftLiterals(sql),
+                  rowMode: "array",
+                  queryMode: "extended",
+                } as pg.QueryArrayConfig);
         results.push({
           kind: "rows",
           command: result.command,
