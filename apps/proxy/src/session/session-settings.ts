@@ -1,4 +1,7 @@
 import type { Analysis, SessionEffect } from "@geo/sql";
+import { quoteLiteral, settingName } from "./settings/quote.js";
+
+export { quoteLiteral, settingName } from "./settings/quote.js";
 
 /**
  * The session state a client set, kept by the proxy because the client's statements run on
@@ -6,16 +9,37 @@ import type { Analysis, SessionEffect } from "@geo/sql";
  * connection whose `appliedSettings` differ, the difference is replayed (SET for what the client has,
  * RESET for what the connection has and the client does not) before the client's statement, so a
  * setting reaches every connection the client uses and never the next client of that connection.
+ *
+ * The client's startup settings are also what RESET returns to, as PostgreSQL makes a startup
+ * parameter the setting's reset value: `RESET name`, `RESET ALL` and `DISCARD ALL` give the
+ * session its startup statements back (settings/reset-to-startup.ts makes the backend do the same).
  */
 export class SessionSettings {
   /** Setting name (lower case) -> the statement that gives it its value. */
   private readonly values = new Map<string, string>();
+  /** Setting name (lower case) -> the statement of its startup value: what RESET returns to. */
+  private startup: ReadonlyMap<string, string> = new Map();
 
-  /** StartupMessage parameters that are settings (application_name, client_encoding, `-c` options...). */
+  /**
+   * StartupMessage parameters that are settings (application_name, client_encoding, `-c`
+   * options...). application_name is always one: a client that gave none has '', not the
+   * proxy's own name its pooled connections were opened with.
+   */
   static fromStartup(parameters: Readonly<Record<string, string>>): SessionSettings {
     const settings = new SessionSettings();
     for (const [name, value] of startupSettings(parameters)) settings.setValue(name, value);
+    settings.startup = new Map(settings.values);
     return settings;
+  }
+
+  /** The statement that gives `name` its startup value, if the client connected with one. */
+  startupStatement(name: string): string | undefined {
+    return this.startup.get(name.toLowerCase());
+  }
+
+  /** Every startup statement, in the order the client gave them. */
+  startupStatements(): string[] {
+    return [...this.startup.values()];
   }
 
   get size(): number {
@@ -27,7 +51,18 @@ export class SessionSettings {
   }
 
   setValue(name: string, value: string): void {
-    this.values.set(name.toLowerCase(), `SET ${settingName(name)} TO ${quoteLiteral(value)}`);
+    this.put(name, `SET ${settingName(name)} TO ${quoteLiteral(value)}`);
+  }
+
+  /**
+   * Kept in the order of each setting's latest change, which is the order a replay runs them in:
+   * a SET written after `SET standard_conforming_strings = off` is replayed after it, so its
+   * literal reads the same as when the client wrote it.
+   */
+  private put(name: string, statement: string): void {
+    const key = name.toLowerCase();
+    this.values.delete(key);
+    this.values.set(key, statement);
   }
 
   /**
@@ -43,22 +78,27 @@ export class SessionSettings {
     switch (effect.kind) {
       case "set":
         if (effect.name === undefined) return;
-        this.values.set(effect.name.toLowerCase(), analysis.text.trim().replace(/;\s*$/, ""));
+        this.put(effect.name, analysis.text.trim().replace(/;\s*$/, ""));
         return;
       case "set-config":
         if (effect.name !== undefined && effect.value !== undefined) {
-          this.values.set(
-            effect.name.toLowerCase(),
+          this.put(
+            effect.name,
             `SELECT pg_catalog.set_config(${quoteLiteral(effect.name)}, ${quoteLiteral(effect.value)}, false)`,
           );
         }
         return;
       case "reset":
-        if (effect.name === undefined) this.values.clear();
-        else this.values.delete(effect.name.toLowerCase());
+        if (effect.name === undefined) this.resetAll();
+        else {
+          const name = effect.name.toLowerCase();
+          const startup = this.startup.get(name);
+          if (startup === undefined) this.values.delete(name);
+          else this.put(name, startup);
+        }
         return;
       case "discard":
-        if (effect.value === "all") this.values.clear();
+        if (effect.value === "all") this.resetAll();
         return;
       case "listen":
       case "unlisten":
@@ -72,6 +112,11 @@ export class SessionSettings {
       case "load":
         return;
     }
+  }
+
+  private resetAll(): void {
+    this.values.clear();
+    for (const [name, statement] of this.startup) this.values.set(name, statement);
   }
 
   /**
@@ -99,6 +144,7 @@ export class SessionSettings {
   snapshot(): SessionSettings {
     const copy = new SessionSettings();
     for (const [name, statement] of this.values) copy.values.set(name, statement);
+    copy.startup = this.startup;
     return copy;
   }
 
@@ -116,6 +162,9 @@ export function startupSettings(parameters: Readonly<Record<string, string>>): [
     if (name === "options") pairs.push(...parseOptions(value));
     else pairs.push([name, value]);
   }
+  // The proxy opens its connections with its own application_name: the client's is '' if none.
+  if (!pairs.some(([name]) => name.toLowerCase() === "application_name"))
+    pairs.unshift(["application_name", ""]);
   return pairs;
 }
 
@@ -150,12 +199,4 @@ export function parseOptions(options: string): [string, string][] {
     pairs.push([word.slice(0, eq).replaceAll("-", "_"), word.slice(eq + 1)]);
   }
   return pairs;
-}
-
-export function quoteLiteral(value: string): string {
-  return `'${value.replaceAll("'", "''")}'`;
-}
-
-function settingName(name: string): string {
-  return /^[a-z_][a-z0-9_.$]*$/i.test(name) ? name : `"${name.replaceAll('"', '""')}"`;
 }

@@ -56,8 +56,9 @@ import type { ProxyRuntime } from "../server/runtime.js";
 import { ExtendedQuery } from "./extended-query.js";
 import { SessionPins } from "./session-pins.js";
 import { SessionSettings, startupSettings } from "./session-settings.js";
+import { resetToStartup, sendResetToStartup } from "./settings/reset-to-startup.js";
 import { runSimpleQuery } from "./simple-query.js";
-import { checkStartup, loginReply, REPORTED_PARAMETERS } from "./startup.js";
+import { checkStartup, loginParameters, loginReply } from "./startup.js";
 import { checkStartupSettings } from "./startup-settings.js";
 import { StringBlockSettings } from "./string-block-settings.js";
 import { Transaction } from "./transaction.js";
@@ -307,24 +308,27 @@ export class Session {
     // Checked now, as PostgreSQL checks them at connect: replayed later, a bad one would fail
     // every statement instead of the login.
     const home = this.runtime.router.topology.home.id;
-    checkStartupSettings(startupSettings(message.parameters), this.runtime.pools, () =>
-      this.runtime.pools.acquire(home, this.user),
+    checkStartupSettings(
+      startupSettings(message.parameters),
+      this.runtime.pools,
+      () => this.runtime.pools.acquire(home, this.user),
+      this.user,
     ).then(
-      (invalid) => {
-        if (invalid !== null) this.fatal(invalid);
-        else this.completeLogin(message, check.negotiate);
+      (reported) => {
+        if (reported instanceof PgError) this.fatal(reported);
+        else this.completeLogin(message, check.negotiate, reported);
       },
       (error: unknown) => this.fatal(internalError(error)),
     );
   }
 
-  private completeLogin(message: StartupMessage, negotiate: Buffer | null): void {
-    // The home region's values, with the client's own for the settings it gave.
-    const parameters = new Map(this.runtime.homeParameters);
-    for (const name of REPORTED_PARAMETERS) {
-      const value = message.parameters[name];
-      if (value !== undefined) parameters.set(name, value);
-    }
+  private completeLogin(
+    message: StartupMessage,
+    negotiate: Buffer | null,
+    reported: ReadonlyMap<string, string>,
+  ): void {
+    // As the server reports them to this client: its own settings and user (startup.ts).
+    const parameters = loginParameters(this.runtime.homeParameters, reported, message.parameters);
     if (this.phase === "closed") return;
     this.key = this.runtime.cancels.register(this);
     if (negotiate !== null) this.writer.write(negotiate);
@@ -877,7 +881,13 @@ export class Session {
     const region =
       this.txn?.primaryLeg()?.region ?? this.pinnedLeg?.region ?? this.runtime.router.topology.home.id;
     const route: Route = { kind: "region", region, readOnly: true, anywhere: false };
+    // RESET, RESET ALL, DISCARD ALL return to the client's startup values (settings/reset-to-startup.ts).
+    const reset = resetToStartup(this.settings, analysis, this.txn !== null);
     await this.runRouted(analysis, route, mode, (leg) => {
+      if (reset !== null) {
+        sendResetToStartup(this, leg, analysis, reset, mode);
+        return;
+      }
       if (mode.extended) {
         this.writeOnLeg(leg, sql, "relay", true, (unit) => {
           if (!unit.failed) this.recordEffects(leg, [analysis]);

@@ -1,6 +1,7 @@
 import type { Lease } from "@geo/pool";
 import { PgError, Severity, SqlState } from "@geo/proto";
-import { quoteLiteral } from "./session-settings.js";
+import { quoteLiteral } from "./settings/quote.js";
+import { REPORTED_PARAMETERS } from "./startup.js";
 
 /**
  * What PostgreSQL answers a bad setting with: an invalid value, an unknown parameter, one that
@@ -13,60 +14,90 @@ const SETTING_ERRORS: ReadonlySet<string> = new Set([
   SqlState.insufficient_privilege,
 ]);
 
-/** How many distinct sets of startup settings are remembered as valid, per pool set. */
+/** How many distinct logins (user and startup settings) are remembered, per pool set. */
 const REMEMBERED = 256;
 
-const validated = new WeakMap<object, Set<string>>();
+const remembered = new WeakMap<object, Map<string, ReadonlyMap<string, string>>>();
 
 /**
  * Checks the settings a client gave in its StartupMessage (parameters and `-c` options) the way
  * PostgreSQL checks them at connect, so a bad one ends the login with FATAL instead of failing
- * every statement later, when the proxy replays it on a pooled connection. The check is one
- * `set_config(name, value, true)` per setting in a single SELECT on a home-region connection:
- * local to the statement's own transaction, so the connection is left as it was. A set found
- * valid is remembered (per `scope`, bounded), so drivers that always send the same startup
+ * every statement later, when the proxy replays it on a pooled connection; and answers what the
+ * login reports: each GUC_REPORT parameter as the server itself reports it to this client
+ * (normalised, `eucjp` is `EUC_JP`; the client's own session_authorization and is_superuser).
+ *
+ * One query string on a home-region connection of the client's user: inside a block that it
+ * rolls back, RESET ALL (what another client left on the connection, and the proxy's own
+ * application_name, are not this client's), one `set_config(name, value, true)` per setting, then
+ * `current_setting` of every reported parameter. The connection is left as it was. An answer is
+ * remembered (per `scope` and user, bounded), so drivers that always send the same startup
  * parameters pay the round trip once.
  *
  * Settings PostgreSQL accepts only at connect (PGC_BACKEND, such as `log_connections`) fail
  * here ("cannot be changed now"): the proxy could not give them to pooled connections anyway.
+ * Resolves with the reported values, an empty map when no server could say (the login goes on,
+ * and a bad setting fails its first statement), or the FATAL error to end the login with.
  */
 export async function checkStartupSettings(
   settings: readonly (readonly [string, string])[],
   scope: object,
   acquire: () => Promise<Lease>,
-): Promise<PgError | null> {
-  if (settings.length === 0) return null;
-  const sql = `SELECT ${settings
-    .map(([name, value]) => `pg_catalog.set_config(${quoteLiteral(name)}, ${quoteLiteral(value)}, true)`)
-    .join(", ")}`;
-  let known = validated.get(scope);
-  if (known?.has(sql)) return null;
+  user = "",
+): Promise<PgError | ReadonlyMap<string, string>> {
+  const sets = settings.map(
+    ([name, value]) => `pg_catalog.set_config(${quoteLiteral(name)}, ${quoteLiteral(value)}, true)`,
+  );
+  const report = REPORTED_PARAMETERS.map((name) => `pg_catalog.current_setting(${quoteLiteral(name)})`);
+  const sql = `BEGIN; RESET ALL; ${sets.length === 0 ? "" : `SELECT ${sets.join(", ")}; `}SELECT ${report.join(", ")}; ROLLBACK`;
+  const key = `${user}\u0000${sql}`;
+  let known = remembered.get(scope);
+  const answer = known?.get(key);
+  if (answer !== undefined) return answer;
   let lease: Lease;
   try {
     lease = await acquire();
   } catch {
-    // No connection to check with: the login goes on, and a bad setting fails its first statement.
-    return null;
+    return new Map();
   }
+  let reported: Map<string, string>;
   try {
-    await lease.connection.simpleQuery(sql);
+    const result = await lease.connection.simpleQuery(sql);
+    reported = new Map();
+    const row = result.rows.length === 1 ? result.rows[0]! : [];
+    if (row.length === REPORTED_PARAMETERS.length && row.every((value) => value !== null)) {
+      for (const [i, name] of REPORTED_PARAMETERS.entries()) reported.set(name, row[i]!);
+    }
   } catch (error) {
     if (error instanceof PgError && SETTING_ERRORS.has(error.code)) {
-      lease.release();
+      await endBlock(lease);
       return asFatal(error);
     }
     // Not about a setting (a lost connection, a server that cannot answer): no verdict.
     lease.discard("startup settings check failed");
-    return null;
+    return new Map();
   }
-  lease.release();
+  await endBlock(lease);
+  if (reported.size === 0) return reported;
   if (known === undefined) {
-    known = new Set();
-    validated.set(scope, known);
+    known = new Map();
+    remembered.set(scope, known);
   }
   if (known.size >= REMEMBERED) known.clear();
-  known.add(sql);
-  return null;
+  known.set(key, reported);
+  return reported;
+}
+
+/** Gives the connection back out of the check's block (its ROLLBACK was skipped after an error). */
+async function endBlock(lease: Lease): Promise<void> {
+  if (lease.connection.txStatus !== "I") {
+    try {
+      await lease.connection.simpleQuery("ROLLBACK");
+    } catch {
+      lease.discard("startup settings check failed");
+      return;
+    }
+  }
+  lease.release();
 }
 
 /** The backend's own error about a setting, raised to FATAL as PostgreSQL raises it at connect. */

@@ -73,3 +73,26 @@ export function loginReply(
   parts.push(encodeBackendKeyData(key));
   return Buffer.concat(parts);
 }
+
+/**
+ * The ParameterStatus values of a login: what the server reported for this client's own settings
+ * and user (`reported`, from the startup check), else the home region's values with the client's
+ * own startup parameters as given.
+ */
+export function loginParameters(
+  home: ReadonlyMap<string, string>,
+  reported: ReadonlyMap<string, string>,
+  startup: Readonly<Record<string, string>>,
+): Map<string, string> {
+  const parameters = new Map(home);
+  if (reported.size > 0) {
+    for (const [name, value] of reported) parameters.set(name, value);
+    return parameters;
+  }
+  parameters.set("application_name", "");
+  for (const name of REPORTED_PARAMETERS) {
+    const value = startup[name];
+    if (value !== undefined) parameters.set(name, value);
+  }
+  return parameters;
+}
