@@ -1,11 +1,38 @@
-import { deparseSync } from "pgsql-deparser";
-import type { Node, TypeName } from "./ast.js";
+import { Deparser } from "pgsql-deparser";
+import type { Node, SelectStmt, TypeName } from "./ast.js";
 import { nodeAs } from "./ast.js";
 import { parseOne } from "./parser.js";
 
+type DeparserContext = Parameters<Deparser["SelectStmt"]>[1];
+type DeparserSelect = Parameters<Deparser["SelectStmt"]>[0];
+
+/**
+ * pgsql-deparser prints every LIMIT as `LIMIT n`, dropping `WITH TIES` (the tree's limitOption):
+ * a statement rebuilt from a tree that had `FETCH FIRST n ROWS WITH TIES` would cut the ties.
+ * This printer writes such a clause in the SQL-standard form PostgreSQL reads back as WITH TIES.
+ */
+class GeoDeparser extends Deparser {
+  override SelectStmt(node: DeparserSelect, context: DeparserContext): string {
+    const select = node as unknown as SelectStmt;
+    if (select.limitOption !== "LIMIT_OPTION_WITH_TIES" || select.limitCount === undefined)
+      return super.SelectStmt(node, context);
+    const rest = { ...select };
+    delete rest.limitCount;
+    delete rest.limitOffset;
+    delete rest.lockingClause;
+    rest.limitOption = "LIMIT_OPTION_DEFAULT";
+    const parts = [super.SelectStmt(rest as unknown as DeparserSelect, context)];
+    if (select.limitOffset !== undefined)
+      parts.push(`OFFSET (${this.visit(select.limitOffset as never, context)}) ROWS`);
+    parts.push(`FETCH FIRST (${this.visit(select.limitCount as never, context)}) ROWS WITH TIES`);
+    for (const clause of select.lockingClause ?? []) parts.push(this.visit(clause as never, context));
+    return parts.join(" ");
+  }
+}
+
 /** Parse tree -> SQL text, on one line. Every rewrite of this package leaves through here. */
 export function deparse(node: Node): string {
-  return deparseSync(node, { pretty: false });
+  return new GeoDeparser(node as never, { pretty: false }).deparseQuery();
 }
 
 const typeNames = new Map<string, TypeName>();

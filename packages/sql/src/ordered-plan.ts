@@ -1,4 +1,4 @@
-import type { HomeFinish, OrderedPlan, SortKey, TypeName } from "./analysis.js";
+import type { HomeFinish, OrderedPlan, PartialAggregatePlan, SortKey, TypeName } from "./analysis.js";
 import { cloneTree, lastName, type Node, nodeAs, type SelectStmt, type SortBy, stringValue } from "./ast.js";
 import { columnRef, deparse, resTarget } from "./deparse.js";
 import { unnestRelation } from "./home-relation.js";
@@ -34,10 +34,14 @@ function isStar(node: Node): boolean {
 /**
  * Tier 1 with an order: each region sorts and cuts its own top count+offset rows, the sort keys
  * added as hidden trailing columns; the proxy merges them (exact types only) or the home region
- * re-sorts them. Undefined when the ORDER BY cannot be carried in hidden columns.
+ * re-sorts them. Undefined when the ORDER BY cannot be carried in hidden columns. With
+ * `FETCH FIRST n ROWS WITH TIES` the home region always finishes (tier `partial-aggregate`, with no
+ * partials: the rows themselves travel).
  */
-export function planOrdered(select: SelectStmt, statementParams: number): OrderedPlan | undefined {
-  if (select.limitOption === "LIMIT_OPTION_WITH_TIES") return undefined;
+export function planOrdered(
+  select: SelectStmt,
+  statementParams: number,
+): OrderedPlan | PartialAggregatePlan | undefined {
   const limit = regionLimit(select);
   if (limit === "unsupported") return undefined;
   const sortBys = (select.sortClause ?? []).map((s) => nodeAs(s, "SortBy"));
@@ -68,6 +72,11 @@ export function planOrdered(select: SelectStmt, statementParams: number): Ordere
     });
   }
   const region = withRegionLimit({ ...select, targetList: [...(select.targetList ?? []), ...hidden] }, limit);
+  // Each region keeps its first count+offset rows and every row tied with the last of them: a
+  // row of one server's answer has fewer than count+offset rows sorting strictly before it, so
+  // it is among its own region's. The home finish then applies OFFSET and WITH TIES once.
+  if (select.limitOption === "LIMIT_OPTION_WITH_TIES" && region.limitCount !== undefined)
+    region.limitOption = "LIMIT_OPTION_WITH_TIES";
   const finishLimit = {
     limitCount: select.limitCount,
     limitOffset: select.limitOffset,
@@ -110,6 +119,17 @@ export function planOrdered(select: SelectStmt, statementParams: number): Ordere
       return deparse({ SelectStmt: finish });
     },
   };
+  if (select.limitOption === "LIMIT_OPTION_WITH_TIES") {
+    // Ties cannot be cut by counting merged rows: PostgreSQL finishes them in the home region,
+    // over the regions' rows, as it finishes partials.
+    return {
+      tier: "partial-aggregate",
+      regionSql: deparse({ SelectStmt: region }),
+      homeFinish,
+      partials: [],
+      movesRowData: true,
+    };
+  }
   return {
     tier: "ordered",
     regionSql: deparse({ SelectStmt: region }),

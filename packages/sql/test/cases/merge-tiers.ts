@@ -14,7 +14,11 @@ export const mergeTiers: Case[] = [
   { sql: "SELECT * FROM users ORDER BY 2", expect: { merge: "gather" } },
   { sql: "SELECT name FROM users ORDER BY name USING >", expect: { merge: "gather" } },
   { sql: 'SELECT name FROM users ORDER BY name COLLATE "C"', expect: { merge: "ordered" } },
-  { sql: "SELECT name FROM users ORDER BY name FETCH FIRST 3 ROWS WITH TIES", expect: { merge: "gather" } },
+  // Each region keeps its top rows with their ties; the home region applies WITH TIES once.
+  {
+    sql: "SELECT name FROM users ORDER BY name FETCH FIRST 3 ROWS WITH TIES",
+    expect: { merge: "partial-aggregate", moves: true },
+  },
   { sql: "SELECT count(*) FROM users", expect: { merge: "partial-aggregate", moves: false } },
   { sql: "SELECT count(*) FILTER (WHERE active) FROM users", expect: { merge: "partial-aggregate" } },
   { sql: "SELECT sum(total), min(total), max(total) FROM orders", expect: { merge: "partial-aggregate" } },
