@@ -1,6 +1,9 @@
+import type { Analysis, SessionEffect } from "@geo/sql";
 import { describe, expect, it } from "vitest";
 import { decodeBinaryParam } from "../src/session/binary-params.js";
 import { parseOptions, SessionSettings } from "../src/session/session-settings.js";
+import { quoteLiteral, settingName } from "../src/session/settings/quote.js";
+import { changedParameters, resetToStartup } from "../src/session/settings/reset-to-startup.js";
 
 describe("startup settings", () => {
   it("reads -c and -- pairs of the options parameter, with escaped spaces", () => {
@@ -48,7 +51,110 @@ describe("settings replay", () => {
     settings.setValue("odd name", "v");
     expect(settings.replayFor(new Map())).toBe(`SET "odd name" TO 'v'`);
   });
+
+  it("quotes each part of a name that is a keyword or not a bare identifier, and literals with backslashes", () => {
+    expect(settingName("some.var")).toBe(`"some".var`);
+    expect(settingName("DateStyle")).toBe("DateStyle");
+    expect(settingName("my.Select")).toBe(`my."Select"`);
+    expect(settingName("session.x")).toBe(`"session".x`);
+    expect(settingName("a-b.c")).toBe(`"a-b".c`);
+    expect(settingName("x..y")).toBe(`"x..y"`);
+    expect(quoteLiteral("it's")).toBe(`'it''s'`);
+    expect(quoteLiteral("c:\\dir")).toBe(`E'c:\\\\dir'`);
+    const settings = SessionSettings.fromStartup({ options: "-c some.var=x" });
+    expect(settings.replayFor(new Map())).toBe(`SET application_name TO ''; SET "some".var TO 'x'`);
+    settings.record(analysis({ kind: "reset", local: false, name: "some.var" }));
+    expect(settings.replayFor(new Map([["other.x", "SET other.x = 1"]]))).toBe(
+      `RESET other.x; SET application_name TO ''; SET "some".var TO 'x'`,
+    );
+  });
+
+  it("replays settings in the order of their latest change", () => {
+    const settings = SessionSettings.fromStartup({ application_name: "a" });
+    settings.record(
+      analysis(
+        { kind: "set", local: false, name: "standard_conforming_strings" },
+        "SET standard_conforming_strings = off",
+      ),
+    );
+    settings.record(
+      analysis({ kind: "set", local: false, name: "application_name" }, "SET application_name = 'b'"),
+    );
+    expect(settings.replayFor(new Map())).toBe(
+      "SET standard_conforming_strings = off; SET application_name = 'b'",
+    );
+  });
 });
+
+describe("RESET and the startup values", () => {
+  it("gives a client without application_name '' rather than the proxy's own", () => {
+    expect(new Map(SessionSettings.fromStartup({ user: "u" }).entries())).toEqual(
+      new Map([["application_name", "SET application_name TO ''"]]),
+    );
+  });
+
+  it("returns RESET name, RESET ALL and DISCARD ALL to the startup values", () => {
+    const settings = SessionSettings.fromStartup({ application_name: "app", options: "-c TimeZone=UTC" });
+    settings.record(analysis({ kind: "set", local: false, name: "TimeZone" }, "SET TimeZone = 'Asia/Tokyo'"));
+    settings.record(analysis({ kind: "set", local: false, name: "search_path" }, "SET search_path = x"));
+    settings.record(analysis({ kind: "reset", local: false, name: "timezone" }));
+    expect(new Map(settings.entries()).get("timezone")).toBe("SET TimeZone TO 'UTC'");
+    settings.record(analysis({ kind: "reset", local: false }));
+    expect([...settings.entries()]).toEqual([
+      ["application_name", "SET application_name TO 'app'"],
+      ["timezone", "SET TimeZone TO 'UTC'"],
+    ]);
+    settings.record(analysis({ kind: "set", local: false, name: "TimeZone" }, "SET TimeZone = 'Asia/Tokyo'"));
+    settings.record(analysis({ kind: "discard", local: false, value: "all" }));
+    expect(new Map(settings.entries()).get("timezone")).toBe("SET TimeZone TO 'UTC'");
+  });
+
+  it("sends RESET of a startup setting as its startup SET, and other RESETs as written", () => {
+    const settings = SessionSettings.fromStartup({ application_name: "app" });
+    expect(
+      resetToStartup(settings, analysis({ kind: "reset", local: false, name: "Application_Name" }), false),
+    ).toEqual({
+      statements: ["SET application_name TO 'app'"],
+      tag: "RESET",
+    });
+    expect(
+      resetToStartup(settings, analysis({ kind: "reset", local: false, name: "TimeZone" }), false),
+    ).toBeNull();
+    expect(resetToStartup(settings, analysis({ kind: "reset", local: false }), true)).toEqual({
+      statements: ["RESET ALL", "SET application_name TO 'app'"],
+      tag: "RESET",
+    });
+    expect(
+      resetToStartup(settings, analysis({ kind: "discard", local: false, value: "all" }), false),
+    ).toEqual({
+      statements: ["DISCARD ALL", "SET application_name TO 'app'"],
+      tag: "DISCARD ALL",
+    });
+    expect(
+      resetToStartup(settings, analysis({ kind: "discard", local: false, value: "all" }), true),
+    ).toBeNull();
+  });
+
+  it("reports what changed, in the order PostgreSQL sends ParameterStatus", () => {
+    const before = new Map([
+      ["TimeZone", "UTC"],
+      ["application_name", "a"],
+      ["DateStyle", "ISO, MDY"],
+    ]);
+    const after = new Map([
+      ["TimeZone", "Asia/Tokyo"],
+      ["application_name", "b"],
+      ["DateStyle", "ISO, MDY"],
+    ]);
+    expect(
+      changedParameters(before, after).map((b) => b.subarray(5).toString("latin1").split("\0")[0]),
+    ).toEqual(["application_name", "TimeZone"]);
+  });
+});
+
+function analysis(effect: SessionEffect, text = ""): Analysis {
+  return { text, sessionEffects: [effect] } as unknown as Analysis;
+}
 
 describe("binary keys", () => {
   it("decodes the key types the router reads in binary, and nothing else", () => {
