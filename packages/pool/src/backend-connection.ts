@@ -39,6 +39,7 @@ import {
   receiverFailed,
   replyInFlight,
 } from "./errors.js";
+import { OwedReady } from "./owed-ready.js";
 import { ResetKind, strongerReset } from "./reset-kind.js";
 
 /**
@@ -176,7 +177,8 @@ export class BackendConnection {
   private paused = false;
   private draining = false;
   private corked = false;
-  private quiescent = false;
+  /** What the server still owes for the bytes written: at rest only when it answered all of it. */
+  private readonly owedReady = new OwedReady();
   private dirtyKind: ResetKind = ResetKind.none;
   private pending: PendingQuery | null = null;
   private queryChain: Promise<unknown> = Promise.resolve();
@@ -282,12 +284,13 @@ export class BackendConnection {
   }
 
   /**
-   * True when the last message received was ReadyForQuery and nothing was written since: the
-   * backend waits for a new statement and no reply is in flight. Only such a connection can go
-   * back to a pool.
+   * True when the server has sent a ReadyForQuery for every Query, Sync and FunctionCall written
+   * to it and no extended batch waits for its Sync: it waits for a new statement and no reply is
+   * in flight. Counted per message, so the answer of a first statement does not make a
+   * connection look at rest while a second still runs. Only such a connection can go back to a pool.
    */
   get isQuiescent(): boolean {
-    return this.quiescent && this.currentPhase === ConnectionPhase.ready;
+    return this.owedReady.atRest && this.currentPhase === ConnectionPhase.ready;
   }
 
   /** The reset the session needs before another client may use it (see `markDirty`). */
@@ -332,15 +335,20 @@ export class BackendConnection {
     if (this.currentPhase !== ConnectionPhase.ready) {
       throw this.failure ?? connectionUnusable(this.address, `connection is ${this.currentPhase}`);
     }
-    this.quiescent = false;
     if (!this.corked) {
       this.corked = true;
       this.socket.cork();
       process.nextTick(BackendConnection.uncork, this);
     }
-    if (Buffer.isBuffer(data)) return this.socket.write(data);
+    if (Buffer.isBuffer(data)) {
+      this.owedReady.wrote(data);
+      return this.socket.write(data);
+    }
     let ok = true;
-    for (const chunk of data as readonly Buffer[]) ok = this.socket.write(chunk);
+    for (const chunk of data as readonly Buffer[]) {
+      this.owedReady.wrote(chunk);
+      ok = this.socket.write(chunk);
+    }
     return ok;
   }
 
@@ -525,7 +533,7 @@ export class BackendConnection {
       this.onStartupFrame(frame);
       return;
     }
-    if (frame.code === BackendCode.ReadyForQuery) this.quiescent = true;
+    if (frame.code === BackendCode.ReadyForQuery) this.owedReady.answered();
     const receiver = this.receiver;
     if (receiver !== null) receiver.onFrame(frame);
   }
@@ -567,7 +575,6 @@ export class BackendConnection {
       case BackendCode.ReadyForQuery:
         this.framer.setMaxLength(0x3fffffff);
         this.currentPhase = ConnectionPhase.ready;
-        this.quiescent = true;
         this.startup = null;
         startup.resolve();
         return;
@@ -672,7 +679,7 @@ export class BackendConnection {
       );
     }
     // Mixing our reply with the rest of the owner's would hand rows to the wrong reader.
-    if (!this.quiescent) return Promise.reject(replyInFlight(this.address));
+    if (!this.owedReady.atRest) return Promise.reject(replyInFlight(this.address));
     return new Promise<SimpleQueryResult>((resolve, reject) => {
       const pending: PendingQuery = {
         resolve,

@@ -242,6 +242,29 @@ describe("Pool against real PostgreSQL", () => {
     expect((await second.connection.simpleQuery("SELECT 1")).rows).toEqual([["1"]]);
   });
 
+  it("discards a connection whose first statement answered while its second still runs", async () => {
+    const pool = makePool({ max: 1 });
+    const first = await pool.acquire();
+    const pid = first.connection.processId;
+    let ready = 0;
+    first.connection.setReceiver({
+      onFrame: (frame) => {
+        if (frame.code === BackendCode.ReadyForQuery) ready++;
+      },
+    });
+    first.connection.write([
+      encodeQuery({ sql: "SET work_mem = '8MB'" }),
+      encodeQuery({ sql: "SELECT pg_sleep(0.3)" }),
+    ]);
+    await until(() => ready === 1);
+    expect(first.connection.isQuiescent).toBe(false);
+    first.release();
+    expect(pool.stats()).toMatchObject({ discarded: 1 });
+    await using second = await pool.acquire();
+    expect(second.connection.processId).not.toBe(pid);
+    expect((await second.connection.simpleQuery("SELECT 42")).rows).toEqual([["42"]]);
+  });
+
   it("closes idle connections beyond min after the idle timeout", async () => {
     const pool = makePool({ min: 1, max: 3, idleTimeoutMs: 100 });
     const leases = await Promise.all([pool.acquire(), pool.acquire(), pool.acquire()]);
