@@ -359,8 +359,16 @@ export class Session {
   ): Promise<Leg | PgError> {
     const txn = this.txn;
     if (anywhere) {
-      const held = txn?.primaryLeg() ?? this.pinnedLeg ?? this.batchLegs.values().next().value;
-      if (held !== undefined) return this.activate(held);
+      // Inside a block only the block's own legs will do: a pinned or batch connection outside
+      // it would run the statement in autocommit, and its failure would not fail the block.
+      if (txn !== null) {
+        const primary = txn.primaryLeg();
+        if (primary !== undefined) return this.activate(primary);
+        if (this.pinnedLeg !== null) region = this.pinnedLeg.region;
+      } else {
+        const held = this.pinnedLeg ?? this.batchLegs.values().next().value;
+        if (held !== undefined) return this.activate(held);
+      }
     }
     if (txn !== null) {
       const existing = txn.legs.get(region);
@@ -1033,7 +1041,13 @@ export class Session {
     this.batchLegs.clear();
     this.replicas.batchLegs.clear();
     for (const leg of legs) {
-      // An open transaction or pinned objects need a full reset; a reply in flight closes it.
+      if (leg.broken === null && !leg.connection.isQuiescent) {
+        // The client left mid-statement: stop the statement on the server (it would hold its
+        // locks until it ends), and close the connection rather than reuse it.
+        leg.retire = true;
+        leg.connection.cancel().catch((error: unknown) => this.log.debug({ err: error }, "cancel failed"));
+      }
+      // An open transaction or pinned objects need a full reset.
       leg.release(true);
     }
     this.pinnedLeg = null;

@@ -1,0 +1,151 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type OneRegion, startOneRegion } from "./support/one-region.js";
+
+// One backend connection, so whatever a client leaves on it is what the next client gets.
+let region: OneRegion;
+
+beforeAll(async () => {
+  region = await startOneRegion({
+    extraToml: "\n[pool]\nmax = 1\ncheckout_timeout_ms = 5000\n",
+    initSql: "CREATE TABLE kept (x int);",
+  });
+});
+afterAll(() => region?.close());
+
+async function viaProxy(options: Partial<pg.ClientConfig> = {}): Promise<pg.Client> {
+  const client = new pg.Client({
+    host: "127.0.0.1",
+    port: region.proxy.port,
+    user: "postgres",
+    database: "postgres",
+    ...options,
+  });
+  await client.connect();
+  return client;
+}
+
+async function sqlState(run: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await run;
+    return undefined;
+  } catch (error) {
+    return (error as { code?: string }).code;
+  }
+}
+
+/** The ways a session gets pinned to its backend connection. */
+const PINS: Record<string, string> = {
+  "a temp table": "CREATE TEMP TABLE pin_me (x int)",
+  "an advisory lock": "SELECT pg_advisory_lock(42)",
+  "a WITH HOLD cursor": "DECLARE held CURSOR WITH HOLD FOR SELECT 1",
+};
+
+describe("a failed transaction block in a pinned session", () => {
+  for (const [pin, sql] of Object.entries(PINS)) {
+    it(`rolls back everything after a failed statement (pinned by ${pin})`, async () => {
+      const client = await viaProxy();
+      try {
+        await client.query("TRUNCATE kept");
+        await client.query(sql);
+        await client.query("BEGIN");
+        expect(await sqlState(client.query("SELECT 1/0"))).toBe("22012");
+        expect(await sqlState(client.query("INSERT INTO kept VALUES (1)"))).toBe("25P02");
+        const end = await client.query("COMMIT");
+        expect(end.command).toBe("ROLLBACK");
+        expect((await client.query("SELECT count(*)::int AS n FROM kept")).rows[0].n).toBe(0);
+      } finally {
+        await client.end();
+      }
+    });
+  }
+
+  it("keeps a block begun in one string and failed in the next from committing", async () => {
+    const client = await viaProxy();
+    try {
+      await client.query("TRUNCATE kept");
+      await client.query(PINS["a temp table"]!.replace("pin_me", "pin_two"));
+      await client.query("BEGIN; INSERT INTO kept VALUES (1)");
+      expect(await sqlState(client.query("SELECT 1/0"))).toBe("22012");
+      expect(await sqlState(client.query("INSERT INTO kept VALUES (2)"))).toBe("25P02");
+      expect((await client.query("COMMIT")).command).toBe("ROLLBACK");
+      expect((await client.query("SELECT count(*)::int AS n FROM kept")).rows[0].n).toBe(0);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it("runs a no-table statement inside the block, so a failure there fails the block", async () => {
+    const client = await viaProxy();
+    try {
+      await client.query("TRUNCATE kept");
+      await client.query("BEGIN");
+      await client.query("INSERT INTO kept VALUES (1)");
+      expect(await sqlState(client.query("SELECT 1/0"))).toBe("22012");
+      expect((await client.query("COMMIT")).command).toBe("ROLLBACK");
+      expect((await client.query("SELECT count(*)::int AS n FROM kept")).rows[0].n).toBe(0);
+    } finally {
+      await client.end();
+    }
+  });
+});
+
+describe("a client that leaves while its statement runs", () => {
+  it("never hands its busy backend connection to the next client", async () => {
+    for (let round = 0; round < 3; round++) {
+      const leaver = await viaProxy({ query_timeout: 200 });
+      // Another client between the SET and the sleep makes the proxy replay the setting on the
+      // connection first: its answer arrives while the sleep still runs.
+      await leaver.query("SET work_mem = '8MB'");
+      const between = await viaProxy();
+      await between.query("SELECT 1");
+      await between.end();
+      // node-postgres gives up after query_timeout and the client leaves with the sleep still running.
+      await leaver.query("SELECT pg_sleep(1.2)").catch(() => undefined);
+      await leaver.end().catch(() => undefined);
+      const next = await viaProxy();
+      try {
+        const answer = await next.query("SELECT 42 AS answer, current_setting('work_mem') AS work_mem");
+        expect(answer.command).toBe("SELECT");
+        expect(answer.rows).toEqual([{ answer: 42, work_mem: "4MB" }]);
+      } finally {
+        await next.end();
+      }
+    }
+  });
+});
+
+describe("a client that vanishes mid-statement", () => {
+  it("has its statement cancelled on the server and its connection never reused", async () => {
+    const leaver = await viaProxy();
+    leaver.on("error", () => undefined);
+    const running = leaver.query("SELECT pg_sleep(30) AS orphan").catch(() => undefined);
+    const direct = new pg.Client({ ...region.direct, user: "postgres", database: "postgres" });
+    await direct.connect();
+    try {
+      const sleeping = async () =>
+        (
+          await direct.query(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(30)%' AND state = 'active'",
+          )
+        ).rows[0].n as number;
+      for (let i = 0; i < 100 && (await sleeping()) === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(await sleeping()).toBe(1);
+      // The socket goes away without a Terminate, as when a process dies.
+      (leaver as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+      await running;
+      const started = Date.now();
+      while ((await sleeping()) > 0 && Date.now() - started < 5_000)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(await sleeping()).toBe(0);
+      const next = await viaProxy();
+      try {
+        expect((await next.query("SELECT 7 AS mine")).rows).toEqual([{ mine: 7 }]);
+      } finally {
+        await next.end();
+      }
+    } finally {
+      await direct.end();
+    }
+  });
+});
