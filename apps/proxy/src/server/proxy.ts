@@ -21,6 +21,7 @@ import { ReplicaService } from "../replicas/replica-service.js";
 import { Router } from "../routing/router.js";
 import { Session } from "../session/session.js";
 import { CancelRegistry } from "./cancel-registry.js";
+import { refuseSocket } from "./refuse-socket.js";
 import type { ProxyRuntime } from "./runtime.js";
 import { StartupError, startupErrors } from "./startup-error.js";
 
@@ -183,18 +184,18 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   });
   const server: Server = createServer((socket: Socket) => {
     if (closing) {
-      socket.end(encodeErrorResponse(shuttingDown()));
+      refuseSocket(socket, encodeErrorResponse(shuttingDown()));
       return;
     }
     if (sessions.size + door.pending >= config.server.maxConnections) {
-      socket.end(encodeErrorResponse(tooManyClients(config.server.maxConnections)));
+      refuseSocket(socket, encodeErrorResponse(tooManyClients(config.server.maxConnections)));
       return;
     }
     // TLS, cancel requests and authentication happen at the door; a session starts logged in.
     void door.admit(socket).then((admitted) => {
       if (admitted === null) return;
       if (closing) {
-        admitted.socket.end(encodeErrorResponse(shuttingDown()));
+        refuseSocket(admitted.socket, encodeErrorResponse(shuttingDown()));
         return;
       }
       const session = new Session(admitted.socket, runtime);
