@@ -2,7 +2,17 @@ import { MemoryDirectory, parseConfig } from "@geo/core";
 import { type RunningProxy, startProxy } from "@geo/proxy";
 import { type PgCluster, type PgServer, startCluster } from "@geo/testkit";
 import pg from "pg";
-import { GRAMMAR_TABLES_TOML, GRAMMAR_TENANTS, grammarDataSql, grammarSchemaSql } from "./grammar/world.js";
+import {
+  GRAMMAR_TABLES_TOML,
+  GRAMMAR_TENANTS,
+  grammarDataSql,
+  grammarSchemaSql,
+  INT_DATABASE,
+  INT_KEY_REGIONS,
+  INT_SCHEMA_SQL,
+  INT_TABLES_TOML,
+  intDataSql,
+} from "./grammar/world.js";
 import {
   dataSql,
   HOME_REGION,
@@ -29,32 +39,45 @@ export interface OracleWorld {
   readonly reference: Endpoint;
   readonly proxy: Endpoint;
   readonly regions: readonly { readonly region: OracleRegion; readonly server: PgServer }[];
+  /** The grammar world only: the integer-keyed database, on the reference and behind a second proxy. */
+  readonly intKeys?: { readonly reference: Endpoint; readonly proxy: Endpoint } | undefined;
   stop(): Promise<void>;
 }
 
 /** geoproxy's configuration for the three region servers (format: packages/core CONFIG.md). */
-export function oracleConfigToml(servers: readonly PgServer[], kind: WorldKind = "families"): string {
+export function oracleConfigToml(
+  servers: readonly PgServer[],
+  kind: WorldKind | "int-keys" = "families",
+): string {
   const regions = REGIONS.map((region, index) => {
     const server = servers[index]!;
+    const database = kind === "int-keys" ? INT_DATABASE : server.database;
     return `[[topology.regions]]
 id = "${region}"
 home = ${region === HOME_REGION}
-primary = { host = "${server.host}", port = ${server.port}, database = "${server.database}", user = "${server.user}" }
+primary = { host = "${server.host}", port = ${server.port}, database = "${database}", user = "${server.user}" }
 `;
   }).join("\n");
+  const tables =
+    kind === "grammar" ? GRAMMAR_TABLES_TOML : kind === "int-keys" ? INT_TABLES_TOML : TABLES_TOML;
   return `[server]
 host = "127.0.0.1"
 port = 0
 
 ${regions}
-${kind === "grammar" ? GRAMMAR_TABLES_TOML : TABLES_TOML}
+${tables}
 [pool]
 max = 4
 `;
 }
 
-async function load(server: PgServer, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: server.url });
+async function load(server: PgServer, sql: string, database?: string): Promise<void> {
+  const client = new pg.Client({
+    host: server.host,
+    port: server.port,
+    user: server.user,
+    database: database ?? server.database,
+  });
   await client.connect();
   try {
     await client.query(sql);
@@ -77,6 +100,7 @@ export async function startOracleWorld(
     initSql: grammar ? grammarSchemaSql() : SCHEMA_SQL,
   });
   let proxy: RunningProxy | undefined;
+  let intProxy: RunningProxy | undefined;
   try {
     const servers = cluster.servers;
     const reference = servers[REGIONS.length]!;
@@ -90,7 +114,25 @@ export async function startOracleWorld(
     const tenants = grammar ? GRAMMAR_TENANTS : TENANTS;
     const directory = new MemoryDirectory(tenants.map((tenant) => [tenant.key, tenant.region] as const));
     proxy = await startProxy({ config, directory, port: 0, logLevel: options.logLevel ?? "silent" });
+    if (grammar) {
+      await Promise.all(
+        servers.map(async (server, index) => {
+          await load(server, `CREATE DATABASE ${INT_DATABASE}`);
+          const region = index < REGIONS.length ? REGIONS[index]! : "reference";
+          await load(server, `${INT_SCHEMA_SQL}\n${intDataSql(region)}`, INT_DATABASE);
+        }),
+      );
+      intProxy = await startProxy({
+        config: parseConfig(oracleConfigToml(servers, "int-keys"), "oracle-int.toml"),
+        directory: new MemoryDirectory(
+          INT_KEY_REGIONS.map(({ key, region }) => [String(key), region] as const),
+        ),
+        port: 0,
+        logLevel: options.logLevel ?? "silent",
+      });
+    }
     const running = proxy;
+    const runningInt = intProxy;
     let stopping: Promise<void> | undefined;
     return {
       reference: {
@@ -101,9 +143,22 @@ export async function startOracleWorld(
       },
       proxy: { host: running.host, port: running.port, user: "postgres", database: "postgres" },
       regions: REGIONS.map((region, index) => ({ region, server: servers[index]! })),
+      intKeys:
+        runningInt === undefined
+          ? undefined
+          : {
+              reference: {
+                host: reference.host,
+                port: reference.port,
+                user: reference.user,
+                database: INT_DATABASE,
+              },
+              proxy: { host: runningInt.host, port: runningInt.port, user: "postgres", database: "postgres" },
+            },
       stop() {
         stopping ??= (async () => {
           await running.close({ timeoutMs: 1000 }).catch(() => {});
+          await runningInt?.close({ timeoutMs: 1000 }).catch(() => {});
           await cluster.stop();
         })();
         return stopping;
@@ -111,6 +166,7 @@ export async function startOracleWorld(
     };
   } catch (error) {
     await proxy?.close({ timeoutMs: 0 }).catch(() => {});
+    await intProxy?.close({ timeoutMs: 0 }).catch(() => {});
     await cluster.stop();
     throw error;
   }

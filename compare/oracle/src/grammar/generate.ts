@@ -107,7 +107,41 @@ const TABLES: readonly TableDef[] = [
   },
 ];
 
+/** The integer-keyed world (a second proxy with `key_type = "integer"`): accounts and moves by acct. */
+const INT_TABLES: readonly TableDef[] = [
+  {
+    name: "accounts",
+    alias: "x",
+    placement: "partitioned",
+    cols: [
+      ["acct", "int"],
+      ["id", "int"],
+      ["owner", "text"],
+      ["balance", "num"],
+    ],
+  },
+  {
+    name: "moves",
+    alias: "m",
+    placement: "partitioned",
+    cols: [
+      ["acct", "int"],
+      ["id", "int"],
+      ["amount", "num"],
+      ["kind", "text"],
+    ],
+  },
+];
+
+/** Integer keys held by some region (1..9) and one no region holds. */
+export const INT_KEYS = [1, 2, 3, 4, 5, 6, 7, 8, 9] as const;
+const INT_UNKNOWN = 42;
+
+const KEY_NAMES = new Set(["tenant_id", "acct", "k"]);
+
 const TABLE_WEIGHTS: Record<string, number> = {
+  accounts: 3,
+  moves: 2,
   users: 5,
   orders: 5,
   badges: 2,
@@ -174,7 +208,10 @@ function vocabulary(name: string): readonly string[] {
     case "k":
       return [...GRAMMAR_TENANTS.map((t) => t.key), ...GRAMMAR_UNKNOWN];
     case "name":
+    case "owner":
       return USER_NAMES;
+    case "kind":
+      return ["in", "out", "Fee"];
     case "country":
       return COUNTRY_CODES;
     case "status":
@@ -199,7 +236,10 @@ interface Env {
 }
 
 class Generator {
-  constructor(readonly ctx: Context) {}
+  constructor(
+    readonly ctx: Context,
+    readonly tables: readonly TableDef[] = TABLES,
+  ) {}
 
   // ---------------------------------------------------------------- literals and key predicates
 
@@ -231,6 +271,7 @@ class Generator {
 
   /** A condition on a partition key, in one of the spellings a client may write. */
   keyPredicate(col: Col): string {
+    if (col.type === "int") return this.intKeyPredicate(col);
     const ctx = this.ctx;
     const ref = col.ref;
     const one = ctx.tenantValue();
@@ -256,6 +297,45 @@ class Generator {
       [1, () => `${ref} LIKE ${lit(`${one.slice(0, 1)}%`)}`],
       [1, () => `${ref} <> ${lit(one)}`],
       [1, () => `NOT (${ref} = ${lit(one)})`],
+    ])();
+  }
+
+  /** A condition on an integer key, in the spellings PostgreSQL accepts for it: 5, 5.0, '05', ... */
+  intKeyPredicate(col: Col): string {
+    const ctx = this.ctx;
+    const ref = col.ref;
+    const one = ctx.chance(0.08) ? INT_UNKNOWN : ctx.pick(INT_KEYS);
+    const two = ctx.pick(INT_KEYS);
+    const spell = (n: number) =>
+      ctx.weighted<string>([
+        [4, String(n)],
+        [2, `${n}.0`],
+        [2, `'${String(n).padStart(2, "0")}'`],
+        [1, `'${n}'`],
+        [1, `${n}::bigint`],
+        [1, `'${n}'::int`],
+        [1, `${n}::numeric`],
+        [1, `'+${n}'`],
+      ]);
+    const param = (n: number) => {
+      if (this.ctx.params === undefined || !ctx.chance(0.6)) return spell(n);
+      this.ctx.params.push(ctx.pick([String(n), String(n).padStart(2, "0"), ` ${n}`]));
+      return ctx.chance(0.5) ? `$${this.ctx.params.length}` : `$${this.ctx.params.length}::int`;
+    };
+    return ctx.weighted<() => string>([
+      [5, () => `${ref} = ${param(one)}`],
+      [2, () => `${param(one)} = ${ref}`],
+      [3, () => `${ref} = ${spell(one)} AND ${ref} = ${spell(one)}`],
+      [1, () => `${ref} = ${spell(one)} AND ${ref} = ${spell(two)}`],
+      [3, () => `${ref} IN (${spell(one)}, ${spell(two)})`],
+      [2, () => `${ref} = ANY(ARRAY[${one}, ${two}])`],
+      [1, () => `${ref} = ANY('{${one},${two}}'::int[])`],
+      [1, () => `${ref} = ${one}.5`],
+      [1, () => `${ref} = ${spell(one)} AND ${ref} IN (${spell(one)}, ${spell(two)})`],
+      [1, () => `(${ref} = ${spell(one)} OR ${ref} = ${spell(two)})`],
+      [1, () => `${ref} BETWEEN ${Math.min(one, two)} AND ${Math.max(one, two)}`],
+      [1, () => `${ref}::text = '${one}'`],
+      [1, () => `${ref} + 0 = ${one}`],
     ])();
   }
 
@@ -427,8 +507,8 @@ class Generator {
   /** A correlation between a sub-query's scope and the enclosing one: on the key or not. */
   correlation(inner: readonly Col[], outer: readonly Col[]): string | undefined {
     const ctx = this.ctx;
-    const innerKeys = inner.filter((c) => c.name === "tenant_id" || c.key);
-    const outerKeys = outer.filter((c) => c.name === "tenant_id" || c.name === "k");
+    const innerKeys = inner.filter((c) => KEY_NAMES.has(c.name) || c.key);
+    const outerKeys = outer.filter((c) => KEY_NAMES.has(c.name));
     if (innerKeys.length > 0 && outerKeys.length > 0 && ctx.chance(0.6))
       return `${ctx.pick(innerKeys).ref} = ${ctx.pick(outerKeys).ref}`;
     const pairs: [Col, Col][] = [];
@@ -600,7 +680,7 @@ class Generator {
       [lateralScope !== undefined && env.depth < 2 ? 3 : 0, "lateral"],
     ]);
     if (kind === "table") {
-      const table = ctx.weighted(TABLES.map((t) => [TABLE_WEIGHTS[t.name]!, t] as const));
+      const table = ctx.weighted(this.tables.map((t) => [TABLE_WEIGHTS[t.name]!, t] as const));
       const alias = ctx.alias(table.alias);
       return {
         node: { kind: "item", sql: `${table.name} ${alias}` },
@@ -608,7 +688,7 @@ class Generator {
           ref: `${alias}.${name}`,
           name,
           type,
-          key: table.placement === "partitioned" && name === "tenant_id",
+          key: table.placement === "partitioned" && (name === "tenant_id" || name === "acct"),
         })),
       };
     }
@@ -663,14 +743,14 @@ class Generator {
   joinCondition(left: readonly Col[], right: readonly Col[], equalitiesOnly: boolean): string {
     const ctx = this.ctx;
     const conds: string[] = [];
-    const lk = left.filter((c) => c.name === "tenant_id" || c.name === "k");
-    const rk = right.filter((c) => c.name === "tenant_id" || c.name === "k");
+    const lk = left.filter((c) => KEY_NAMES.has(c.name));
+    const rk = right.filter((c) => KEY_NAMES.has(c.name));
     if (lk.length > 0 && rk.length > 0 && ctx.chance(0.55))
       conds.push(`${ctx.pick(lk).ref} = ${ctx.pick(rk).ref}`);
     const pairs: [Col, Col][] = [];
     for (const l of left)
       for (const r of right)
-        if (l.type === r.type && ORDERABLE.includes(l.type) && l.name !== "tenant_id") pairs.push([l, r]);
+        if (l.type === r.type && ORDERABLE.includes(l.type) && !KEY_NAMES.has(l.name)) pairs.push([l, r]);
     if (pairs.length > 0 && (conds.length === 0 || ctx.chance(0.4))) {
       const [l, r] = ctx.pick(pairs);
       conds.push(`${l.ref} = ${r.ref}`);
@@ -1080,12 +1160,23 @@ export interface GrammarStep {
   readonly ordered: boolean;
 }
 
-export type GrammarKind = "select" | "setop" | "no-from" | "with" | "params" | "prepare" | "tlp" | "norec";
+export type GrammarKind =
+  | "select"
+  | "setop"
+  | "no-from"
+  | "with"
+  | "params"
+  | "prepare"
+  | "tlp"
+  | "norec"
+  | "int-key";
 
 export interface GrammarStatement {
   readonly seed: number;
   readonly index: number;
   readonly kind: GrammarKind;
+  /** Which proxy and database: the text-keyed example world, or the integer-keyed one. */
+  readonly world: "text" | "int";
   readonly steps: readonly GrammarStep[];
   /** For single-step statements: the tree, so a wrong one can be shrunk. */
   readonly query?: QueryNode | undefined;
@@ -1104,6 +1195,7 @@ const KINDS: readonly (readonly [number, GrammarKind])[] = [
   [6, "prepare"],
   [12, "tlp"],
   [6, "norec"],
+  [8, "int-key"],
 ];
 
 const TOP: Env = { scope: [], outer: [], depth: 0 };
@@ -1118,6 +1210,7 @@ export function generateGrammarStatement(seed: number, index: number): GrammarSt
     seed,
     index,
     kind,
+    world: kind === "int-key" ? "int" : "text",
     query,
     steps: [
       { sql: render(query), values, ordered: query.order?.total === true && query.order.orderBy.length > 0 },
@@ -1126,6 +1219,12 @@ export function generateGrammarStatement(seed: number, index: number): GrammarSt
   switch (kind) {
     case "select":
       return single(gen.select(TOP, { top: true }));
+    case "int-key": {
+      const intGen = new Generator(ctx, INT_TABLES);
+      if (ctx.chance(0.4)) ctx.params = [];
+      const query = ctx.chance(0.15) ? intGen.setOperation(TOP) : intGen.select(TOP, { top: true });
+      return single(query, ctx.params);
+    }
     case "setop":
       return single(gen.setOperation(TOP));
     case "no-from": {
@@ -1206,7 +1305,7 @@ export function generateGrammarStatement(seed: number, index: number): GrammarSt
       ];
       if (ctx.chance(0.4)) steps.push({ sql: execute, ordered });
       steps.push({ sql: `DEALLOCATE ${name}`, ordered: false });
-      return { seed, index, kind, steps };
+      return { seed, index, kind, world: "text", steps };
     }
     case "tlp": {
       const query = gen.select(TOP, { plain: true });
@@ -1220,7 +1319,7 @@ export function generateGrammarStatement(seed: number, index: number): GrammarSt
         render(base, `NOT (${p})`),
         render(base, `(${p}) IS NULL`),
       ].map((sql) => ({ sql, ordered: false }));
-      return { seed, index, kind, steps, tlp: { distinct } };
+      return { seed, index, kind, world: "text", steps, tlp: { distinct } };
     }
     case "norec": {
       const from = gen.fromClause(TOP, ctx.int(0, 1));
@@ -1237,6 +1336,7 @@ export function generateGrammarStatement(seed: number, index: number): GrammarSt
         seed,
         index,
         kind,
+        world: "text",
         steps: [
           { sql: `SELECT count(*) AS n FROM ${fromSql} WHERE ${p}`, ordered: false },
           { sql: `SELECT count(CASE WHEN ${p} THEN 1 END) AS n FROM ${fromSql}`, ordered: false },
@@ -1259,14 +1359,14 @@ function scopeOf(query: SelectNode, _gen: Generator): Col[] {
     }
     const table = /^([a-z_]+) ([a-z]+\d+)$/.exec(node.sql);
     if (table !== null) {
-      const def = TABLES.find((t) => t.name === table[1]);
+      const def = [...TABLES, ...INT_TABLES].find((t) => t.name === table[1]);
       if (def !== undefined) {
         for (const [name, type] of def.cols)
           cols.push({
             ref: `${table[2]}.${name}`,
             name,
             type,
-            key: def.placement === "partitioned" && name === "tenant_id",
+            key: def.placement === "partitioned" && (name === "tenant_id" || name === "acct"),
           });
       }
       return;

@@ -179,7 +179,11 @@ export function reasonShape(reason: string): string {
 /** Runs statements through both sides, grades them, and shrinks each wrong one. */
 export async function runGrammar(
   statements: readonly GrammarStatement[],
-  targets: { reference: Endpoint; proxy: Endpoint },
+  targets: {
+    reference: Endpoint;
+    proxy: Endpoint;
+    intKeys?: { readonly reference: Endpoint; readonly proxy: Endpoint } | undefined;
+  },
   options: {
     onGraded?: (statement: GrammarStatement, grade: GrammarGrade) => void;
     /** Shrink at most this many wrong statements (each costs up to ~60 runs). */
@@ -187,8 +191,19 @@ export async function runGrammar(
   } = {},
 ): Promise<GrammarReport> {
   const started = performance.now();
-  const reference = new ScriptClient(targets.reference, "simple", 20_000);
-  const proxy = new ScriptClient(targets.proxy, "simple", 20_000);
+  const clients = {
+    text: {
+      reference: new ScriptClient(targets.reference, "simple", 20_000),
+      proxy: new ScriptClient(targets.proxy, "simple", 20_000),
+    },
+    int:
+      targets.intKeys === undefined
+        ? undefined
+        : {
+            reference: new ScriptClient(targets.intKeys.reference, "simple", 20_000),
+            proxy: new ScriptClient(targets.intKeys.proxy, "simple", 20_000),
+          },
+  };
   const byKind = new Map<GrammarKind, Record<GrammarVerdict, number>>();
   const refusalReasons = new Map<string, number>();
   const errorAgreements = new Map<string, number>();
@@ -200,6 +215,9 @@ export async function runGrammar(
   const bump = (map: Map<string, number>, key: string) => map.set(key, (map.get(key) ?? 0) + 1);
   try {
     for (const statement of statements) {
+      const pair = statement.world === "int" ? clients.int : clients.text;
+      if (pair === undefined) continue;
+      const { reference, proxy } = pair;
       const expected = await reference.run(statement.steps);
       const got = await proxy.run(statement.steps);
       const g = gradeGrammar(statement, expected, got);
@@ -231,10 +249,14 @@ export async function runGrammar(
       options.onGraded?.(statement, g);
     }
   } finally {
-    await Promise.all([reference.close(), proxy.close()]);
+    await Promise.all(
+      [clients.text, clients.int].flatMap((pair) =>
+        pair === undefined ? [] : [pair.reference.close(), pair.proxy.close()],
+      ),
+    );
   }
   return {
-    statements: statements.length,
+    statements: agreed + refused + wrong,
     agreed,
     agreedOnError,
     refused,

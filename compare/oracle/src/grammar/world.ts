@@ -239,3 +239,63 @@ export function grammarDataSql(region: OracleRegion | "reference"): string {
     })
     .join("");
 }
+
+/** The integer-keyed world: its own database on every server, behind a second proxy. */
+export const INT_DATABASE = "intkeys";
+
+export const INT_KEY_REGIONS: readonly { readonly key: number; readonly region: OracleRegion }[] = [
+  { key: 1, region: "eu-west" },
+  { key: 2, region: "eu-west" },
+  { key: 3, region: "eu-west" },
+  { key: 4, region: "us-east" },
+  { key: 5, region: "us-east" },
+  { key: 6, region: "us-east" },
+  { key: 7, region: "ap-south" },
+  { key: 8, region: "ap-south" },
+  { key: 9, region: "ap-south" },
+];
+
+export const INT_SCHEMA_SQL = `
+CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+CREATE TABLE accounts (acct integer NOT NULL, id integer NOT NULL, owner text, balance numeric(10,2) NOT NULL, PRIMARY KEY (acct, id));
+CREATE TABLE moves (acct integer NOT NULL, id integer NOT NULL, amount numeric(10,2) NOT NULL, kind text NOT NULL, PRIMARY KEY (acct, id));
+`;
+
+export const INT_TABLES_TOML = `
+[[tables]]
+table = "accounts"
+placement = "geo_partitioned"
+key = "acct"
+
+[[tables]]
+table = "moves"
+placement = "geo_partitioned"
+key = "acct"
+
+[routing]
+key_type = "integer"
+`;
+
+/** INSERTs for the integer-keyed world: what one region holds, or every row. */
+export function intDataSql(region: OracleRegion | "reference"): string {
+  const rng = new Prng(DATA_SEED + 1);
+  const accounts: string[] = [];
+  const moves: string[] = [];
+  for (const { key, region: home } of INT_KEY_REGIONS) {
+    const mine = region === "reference" || region === home;
+    const accountCount = rng.int(1, 3);
+    const moveCount = rng.int(0, 4);
+    for (let id = 1; id <= accountCount; id++) {
+      const row = `(${key}, ${id}, ${rng.chance(0.15) ? "NULL" : lit(rng.pick(USER_NAMES))}, ${rng.int(0, 900)}.${rng.int(10, 99)})`;
+      if (mine) accounts.push(row);
+    }
+    for (let id = 1; id <= moveCount; id++) {
+      const row = `(${key}, ${id}, ${rng.int(1, 300)}.${rng.int(10, 99)}, ${lit(rng.pick(["in", "out", "Fee"]))})`;
+      if (mine) moves.push(row);
+    }
+  }
+  return [
+    accounts.length > 0 ? `INSERT INTO accounts VALUES ${accounts.join(", ")};` : "",
+    moves.length > 0 ? `INSERT INTO moves VALUES ${moves.join(", ")};` : "",
+  ].join("\n");
+}
