@@ -181,3 +181,41 @@ describe("home-region finishes on real PostgreSQL", () => {
     expect(await gatherAcrossRegions(plan)).toEqual(await run(sql, "whole"));
   });
 });
+
+describe("the regions' LIMIT on real PostgreSQL", () => {
+  /** Runs a region statement prepared with bigint parameters; the SQLSTATE it raised, or its row count. */
+  async function regionAnswer(sql: string, args: readonly string[]): Promise<string | number> {
+    const types = args.length === 0 ? "" : `(${args.map(() => "bigint").join(", ")})`;
+    await run(`SET search_path = r1; PREPARE geo_region${types} AS ${sql}`);
+    try {
+      const result = await client.query(
+        `EXECUTE geo_region${args.length === 0 ? "" : `(${args.join(", ")})`}`,
+      );
+      return result.error === undefined ? result.rows.length : result.error.code;
+    } finally {
+      await run("DEALLOCATE geo_region; RESET search_path");
+    }
+  }
+
+  // [statement, arguments, one server's answer on r1's 200 rows]: SQLSTATE or rows before the
+  // proxy's own cut (which never turns an error into rows).
+  const rows: [string, string[], string | number][] = [
+    ["SELECT * FROM users LIMIT 5 OFFSET -1", [], "2201X"],
+    ["SELECT * FROM users LIMIT -1 OFFSET 3", [], "2201W"],
+    ["SELECT * FROM users LIMIT $1 OFFSET $2", ["5", "-1"], "2201X"],
+    ["SELECT * FROM users LIMIT $1 OFFSET $2", ["-1", "3"], "2201W"],
+    ["SELECT * FROM users LIMIT $1 OFFSET $2", ["9223372036854775807", "5"], 200],
+    ["SELECT * FROM users LIMIT $1 OFFSET $2", ["3", "4"], 7],
+    ["SELECT * FROM users LIMIT $1 OFFSET $2", ["NULL", "4"], 200],
+    ["SELECT * FROM users LIMIT $1 OFFSET $2", ["3", "NULL"], 3],
+    ["SELECT * FROM users OFFSET $1", ["-2"], "2201X"],
+    ["SELECT * FROM users OFFSET $1", ["150"], 200],
+    ["SELECT * FROM users LIMIT $1 OFFSET 2", ["9223372036854775806"], 200],
+  ];
+
+  it.each(rows)("runs %s with %j in each region as one server would", async (sql, args, expected) => {
+    const merge = analyzer.analyze(sql).merge;
+    if (merge.tier !== "concat") throw new Error(`expected concat, got ${merge.tier}`);
+    expect(await regionAnswer(merge.regionSql, args)).toBe(expected);
+  });
+});

@@ -31,11 +31,19 @@ describe("the merge plan", () => {
     });
   });
 
-  it("adds bound LIMIT and OFFSET parameters for the regions", () => {
+  it("adds bound LIMIT and OFFSET parameters for the regions, keeping PostgreSQL's errors and no overflow", () => {
     const p = plan("SELECT name FROM users WHERE tenant_id = ANY($1) LIMIT $2 OFFSET $3");
     expect(p).toMatchObject({
       tier: "concat",
-      regionSql: "SELECT name FROM users WHERE tenant_id = ANY ($1) LIMIT $2 + $3",
+      regionSql:
+        "SELECT name FROM users WHERE tenant_id = ANY ($1) LIMIT CASE WHEN $2 < 0 THEN $2 WHEN $2 > (9223372036854775807 - GREATEST($3, 0)) THEN NULL ELSE $2 + GREATEST($3, 0) END OFFSET LEAST($3, 0)",
+    });
+  });
+
+  it("leaves a negative constant LIMIT or OFFSET for the regions to refuse", () => {
+    expect(plan("SELECT name FROM users LIMIT 5 OFFSET -1")).toMatchObject({
+      tier: "concat",
+      regionSql: "SELECT name FROM users LIMIT 5 OFFSET -1",
     });
   });
 
