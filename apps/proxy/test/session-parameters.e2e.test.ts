@@ -200,6 +200,30 @@ describe("RESET", () => {
   });
 });
 
+describe("RESET inside a longer query string", () => {
+  const statements = [
+    "SET application_name = 'x'; RESET application_name; SELECT current_setting('application_name') AS app",
+    "SHOW application_name",
+  ];
+  const client = { application_name: "startup-app" };
+
+  it("leaves the next statement with the startup value", async () => {
+    const log = await script("proxy", statements, { client, interleave: true });
+    expect(log.at(-1)).toEqual([
+      "SHOW application_name",
+      [{ application_name: "startup-app" }],
+      expect.anything(),
+    ]);
+  });
+
+  // Known gap: a string sent whole to one region (simple-query.ts) runs its RESET as written, so
+  // inside that string the value is the pooled connection's reset value (application_name
+  // "geoproxy", backend-pool-set.ts), which the backend reports, instead of the startup value.
+  it.fails("answers and reports as PostgreSQL inside the string", async () => {
+    await expectSame(statements, { client });
+  });
+});
+
 describe("ParameterStatus", () => {
   it("follows SET, SET LOCAL, set_config, ROLLBACK and savepoints as PostgreSQL sends it", async () => {
     await expectSame([

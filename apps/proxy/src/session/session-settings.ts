@@ -19,6 +19,19 @@ export class SessionSettings {
   private readonly values = new Map<string, string>();
   /** Setting name (lower case) -> the statement of its startup value: what RESET returns to. */
   private startup: ReadonlyMap<string, string> = new Map();
+  /**
+   * Settings a RESET sent as written (inside a longer query string) returned to the connection's
+   * own reset value rather than the client's startup value: the connection does not hold the
+   * session's statement for them, so `markApplied` leaves them out and the next replay sets them.
+   */
+  private readonly unapplied = new Set<string>();
+  /** Set while the proxy sends a RESET as the client's startup SETs (settings/reset-to-startup.ts). */
+  private resetSentAsStartup = false;
+
+  /** The next RESET recorded was sent as the startup SETs: the connection holds them. */
+  sentAsStartup(): void {
+    this.resetSentAsStartup = true;
+  }
 
   /**
    * StartupMessage parameters that are settings (application_name, client_encoding, `-c`
@@ -71,6 +84,7 @@ export class SessionSettings {
    */
   record(analysis: Analysis): void {
     for (const effect of analysis.sessionEffects) this.recordEffect(effect, analysis);
+    this.resetSentAsStartup = false;
   }
 
   private recordEffect(effect: SessionEffect, analysis: Analysis): void {
@@ -94,7 +108,10 @@ export class SessionSettings {
           const name = effect.name.toLowerCase();
           const startup = this.startup.get(name);
           if (startup === undefined) this.values.delete(name);
-          else this.put(name, startup);
+          else {
+            this.put(name, startup);
+            if (!this.resetSentAsStartup) this.unapplied.add(name);
+          }
         }
         return;
       case "discard":
@@ -116,7 +133,10 @@ export class SessionSettings {
 
   private resetAll(): void {
     this.values.clear();
-    for (const [name, statement] of this.startup) this.values.set(name, statement);
+    for (const [name, statement] of this.startup) {
+      this.values.set(name, statement);
+      if (!this.resetSentAsStartup) this.unapplied.add(name);
+    }
   }
 
   /**
@@ -137,7 +157,8 @@ export class SessionSettings {
   /** After a replay succeeded: the connection now holds exactly the session's settings. */
   markApplied(applied: Map<string, string>): void {
     applied.clear();
-    for (const [name, statement] of this.values) applied.set(name, statement);
+    for (const [name, statement] of this.values) if (!this.unapplied.has(name)) applied.set(name, statement);
+    this.unapplied.clear();
   }
 
   /** A copy, so a transaction can roll back to it. */

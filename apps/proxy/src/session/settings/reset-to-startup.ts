@@ -50,6 +50,7 @@ export function resetToStartup(
 /** What `sendResetToStartup` needs of the session. */
 export interface ResetHost {
   readonly relay: Relay;
+  readonly settings: SessionSettings;
   writeOnLeg(
     leg: Leg,
     sql: string,
@@ -82,7 +83,7 @@ export function sendResetToStartup(
     for (const [i, sql] of reset.statements.entries()) {
       host.writeOnLeg(leg, sql, "quiet", true, (unit) => {
         if (unit.failed) failed = true;
-        else if (i === last && !failed) host.recordEffects(leg, [analysis]);
+        else if (i === last && !failed) record(host, leg, analysis);
       });
     }
     // After an error the relay skips this up to Sync, as the backend skips the rest.
@@ -106,7 +107,7 @@ export function sendResetToStartup(
       done: (unit, status) => {
         if (unit.failed) failed = true;
         if (i !== last) return;
-        if (!failed) host.recordEffects(leg, [analysis]);
+        if (!failed) record(host, leg, analysis);
         host.afterReady(leg, status);
       },
     });
@@ -123,6 +124,11 @@ export function sendResetToStartup(
       return parts.length === 0 ? null : Buffer.concat(parts);
     },
   });
+}
+
+function record(host: ResetHost, leg: Leg, analysis: Analysis): void {
+  host.settings.sentAsStartup();
+  host.recordEffects(leg, [analysis]);
 }
 
 /** ParameterStatus for each reported parameter whose value changed, in the order PostgreSQL sends them. */
