@@ -8,7 +8,7 @@ import { formatReport } from "./report.js";
 import { describeFailure, runOracle } from "./run-oracle.js";
 
 const usage = [
-  "pnpm --filter @geo/compare-oracle run oracle -- --statements 2000 --seed 1[,2,...] [--start 0] [--verbose] [--print]   (the adversarial grammar generator)",
+  "pnpm --filter @geo/compare-oracle run oracle -- --statements 2000 --seed 1[,2,...] [--start 0] [--shrink 40] [--verbose] [--print]   (the adversarial grammar generator)",
   "pnpm --filter @geo/compare-oracle run oracle -- --families [--count 2000] [--seed 1] [--start 0] [--protocol both|simple|extended] [--shapes] [--verbose]",
 ].join("\n");
 
@@ -36,6 +36,7 @@ async function main(): Promise<number> {
       statements: { type: "string" },
       families: { type: "boolean", default: false },
       print: { type: "boolean", default: false },
+      shrink: { type: "string" },
       seed: { type: "string" },
       start: { type: "string" },
       protocol: { type: "string" },
@@ -100,6 +101,7 @@ async function grammarMain(values: {
   start?: string;
   verbose?: boolean;
   print?: boolean;
+  shrink?: string;
 }): Promise<number> {
   const count = integer(values.statements, 2000, "statements");
   const seeds = (values.seed ?? "1").split(",").map((seed) => integer(seed, 1, "seed"));
@@ -123,6 +125,7 @@ async function grammarMain(values: {
     for (const seed of seeds) {
       let done = 0;
       const report = await runGrammar(generateGrammarStatements(seed, count, start), world, {
+        shrinkLimit: integer(values.shrink, 40, "shrink"),
         onGraded: (statement, grade) => {
           done++;
           if (values.verbose)
