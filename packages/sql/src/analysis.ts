@@ -512,6 +512,11 @@ export interface SchemaInfo {
   readonly keyColumns: ReadonlyMap<string, string>;
   /** User-defined aggregate names (lower case), never computed per region and concatenated. */
   readonly aggregates?: ReadonlySet<string>;
+  /**
+   * The shard keys' type (`[routing] key_type`): key values are compared as PostgreSQL compares
+   * them with a column of this type (`'05'` and `5.0` are the integer 5). Default `text`.
+   */
+  readonly keyType?: "text" | "integer";
 }
 
 export interface AnalyzerOptions extends SchemaInfo {

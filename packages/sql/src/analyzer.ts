@@ -13,7 +13,7 @@ import { CHANGES_PROXY_STATE, mayHoldConsoleCommand, readConsoleCommand } from "
 import { analysisFailed, consoleCommandInBatch, multipleCommands, SqlAnalysisError } from "./errors.js";
 import { readHints } from "./hints.js";
 import { ANY, valuesOf } from "./key-lattice.js";
-import { arrayLiteralValues } from "./key-values.js";
+import { arrayLiteralValues, canonicalKeyValues, type KeyType } from "./key-values.js";
 import { type Lexed, type LiftedLiteral, lex, shapeSql } from "./lexer.js";
 import { initSql, parseStatements } from "./parser.js";
 import { ShapeCache } from "./shape-cache.js";
@@ -49,6 +49,8 @@ interface ShapeEntry {
   readonly firstSlot: number;
   readonly tablesWithSlots: readonly number[];
   readonly insertHasSlots: boolean;
+  /** The keys' type: a literal put back in a slot is canonicalised as a cold analysis would. */
+  readonly keyType: KeyType | undefined;
 }
 
 /** A shape whose normalised analysis disagreed with the original: always analysed cold. */
@@ -120,6 +122,7 @@ export class Analyzer {
       ...(options.aggregates === undefined
         ? {}
         : { aggregates: new Set([...options.aggregates].map((a) => a.toLowerCase())) }),
+      ...(options.keyType === undefined ? {} : { keyType: options.keyType }),
     };
     this.#cache = new ShapeCache(options.cacheSize ?? DEFAULT_CACHE_SIZE);
     this.#texts = new ShapeCache(options.cacheSize ?? DEFAULT_CACHE_SIZE);
@@ -355,7 +358,7 @@ export class Analyzer {
         return;
       }
     }
-    const entry = makeEntry(shapeCore, firstSlot, lexed.maxParam);
+    const entry = makeEntry(shapeCore, firstSlot, lexed.maxParam, this.#schema.keyType);
     if (!deepEqual(instantiate(entry, lexed.literals), originalCore)) {
       this.#markUncacheable(lexed.shapeKey);
       return;
@@ -373,14 +376,19 @@ function hasSlot(values: readonly (KeyValue | undefined)[], firstSlot: number): 
   return values.some((v) => v !== undefined && v.kind !== "literal" && v.index >= firstSlot);
 }
 
-function makeEntry(core: AnalysisCore, firstSlot: number, maxParam: number): ShapeEntry {
+function makeEntry(
+  core: AnalysisCore,
+  firstSlot: number,
+  maxParam: number,
+  keyType: KeyType | undefined,
+): ShapeEntry {
   const tablesWithSlots: number[] = [];
   core.tables.forEach((t, i) => {
     if (t.key.kind === "values" && hasSlot(t.key.values, firstSlot)) tablesWithSlots.push(i);
   });
   const insertHasSlots = core.insertRows !== undefined && hasSlot(core.insertRows.rowKeys, firstSlot);
   const normalised = core.paramCount === maxParam ? core : { ...core, paramCount: maxParam };
-  return { core: normalised, firstSlot, tablesWithSlots, insertHasSlots };
+  return { core: normalised, firstSlot, tablesWithSlots, insertHasSlots, keyType };
 }
 
 function scalarFor(slot: KeyValue, literal: LiftedLiteral): KeyValue {
@@ -389,12 +397,20 @@ function scalarFor(slot: KeyValue, literal: LiftedLiteral): KeyValue {
     : { kind: "literal", type: literal.kind, text: literal.text, cast: slot.cast };
 }
 
-function literalFor(slot: KeyValue, literal: LiftedLiteral | undefined): KeyValue[] | undefined {
+function literalFor(
+  slot: KeyValue,
+  literal: LiftedLiteral | undefined,
+  keyType: KeyType | undefined,
+): KeyValue[] | undefined {
   if (literal === undefined) return undefined;
-  if (slot.kind === "param-array") {
-    return literal.kind === "string" ? arrayLiteralValues(literal.text, slot.cast) : undefined;
-  }
-  return [scalarFor(slot, literal)];
+  const values =
+    slot.kind === "param-array"
+      ? literal.kind === "string"
+        ? arrayLiteralValues(literal.text, slot.cast)
+        : undefined
+      : [scalarFor(slot, literal)];
+  if (values === undefined || keyType === undefined) return values;
+  return canonicalKeyValues(values, keyType);
 }
 
 /** A table occurrence with another key constraint (written out: this is the cache's hot path). */
@@ -419,8 +435,8 @@ function instantiateValues(
 ): KeyConstraint {
   const only = values[0];
   if (values.length === 1 && only !== undefined && only.kind === "param" && only.index >= entry.firstSlot) {
-    const literal = literals[only.index - entry.firstSlot];
-    return literal === undefined ? ANY : { kind: "values", values: [scalarFor(only, literal)] };
+    const replaced = literalFor(only, literals[only.index - entry.firstSlot], entry.keyType);
+    return replaced === undefined ? ANY : { kind: "values", values: replaced };
   }
   const out: KeyValue[] = [];
   for (const v of values) {
@@ -428,7 +444,7 @@ function instantiateValues(
       out.push(v);
       continue;
     }
-    const replaced = literalFor(v, literals[v.index - entry.firstSlot]);
+    const replaced = literalFor(v, literals[v.index - entry.firstSlot], entry.keyType);
     if (replaced === undefined) return ANY;
     out.push(...replaced);
   }
@@ -467,7 +483,7 @@ function instantiateParts(entry: ShapeEntry, literals: readonly LiftedLiteral[])
       ...insertRows,
       rowKeys: insertRows.rowKeys.map((k) => {
         if (k === undefined || k.kind === "literal" || k.index < entry.firstSlot) return k;
-        const replaced = literalFor(k, literals[k.index - entry.firstSlot]);
+        const replaced = literalFor(k, literals[k.index - entry.firstSlot], entry.keyType);
         return replaced?.length === 1 ? replaced[0] : undefined;
       }),
     };

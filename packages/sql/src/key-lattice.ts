@@ -20,9 +20,16 @@ export function sameValue(a: KeyValue, b: KeyValue): boolean {
   return a.index === b.index && a.cast === b.cast;
 }
 
-/** Two literals denote the same key when their normal text is equal, whatever their type or cast. */
-function sameKey(a: KeyValue, b: KeyValue): boolean {
-  return a.kind === "literal" && b.kind === "literal" && a.text === b.text;
+/**
+ * Whether two literals may denote the same key. Canonical values (see `canonicalKeyValue`) are
+ * one text per key, so equal text is equal keys. Otherwise only two literals of one lexical type
+ * and cast compare as their text; across types (`5` and `5.0`, `'05'` and `5`) the key's type
+ * decides, unknown here, so they may be equal.
+ */
+function mayBeSameKey(a: KeyValue, b: KeyValue, canonical: boolean): boolean {
+  if (a.kind !== "literal" || b.kind !== "literal") return false;
+  if (a.text === b.text) return true;
+  return !canonical && (a.type !== b.type || a.cast !== b.cast);
 }
 
 function dedupe(values: readonly KeyValue[]): readonly KeyValue[] {
@@ -39,14 +46,23 @@ function allLiteral(c: { readonly values: readonly KeyValue[] }): boolean {
 }
 
 /**
- * AND: both hold, so the key is in both sets. `onInexact` is told when symbolic values made the
+ * AND: both hold, so the key is in both sets (`canonical`: the literals are canonical key values). `onInexact` is told when symbolic values made the
  * result a superset of the true intersection (the shape cache must not generalise such a result).
  */
-export function meet(a: KeyConstraint, b: KeyConstraint, onInexact?: () => void): KeyConstraint {
+export function meet(
+  a: KeyConstraint,
+  b: KeyConstraint,
+  onInexact?: () => void,
+  canonical = false,
+): KeyConstraint {
   if (a.kind === "any") return b;
   if (b.kind === "any") return a;
   if (allLiteral(a) && allLiteral(b)) {
-    return { kind: "values", values: a.values.filter((v) => b.values.some((w) => sameKey(v, w))) };
+    // Kept: every value of `a` that may equal one of `b` (a superset when they are not canonical).
+    return {
+      kind: "values",
+      values: a.values.filter((v) => b.values.some((w) => mayBeSameKey(v, w, canonical))),
+    };
   }
   // The same symbolic set on both sides intersects to itself.
   if (a.values.length === b.values.length && a.values.every((v) => b.values.some((w) => sameValue(v, w))))

@@ -32,7 +32,13 @@ import {
   WRITING_FUNCTIONS,
 } from "./function-catalog.js";
 import { ANY, join, meet, valuesOf } from "./key-lattice.js";
-import { keyValueOf, keyValuesOfArray } from "./key-values.js";
+import {
+  canonicalKeyValue,
+  canonicalKeyValues,
+  type KeyType,
+  keyValueOf,
+  keyValuesOfArray,
+} from "./key-values.js";
 
 /**
  * Walks one statement's parse tree into query blocks, table occurrences, predicates and flags, and
@@ -182,6 +188,21 @@ export class StatementWalker {
 
   constructor(schema: SchemaInfo) {
     this.#schema = schema;
+    this.#keyType = schema.keyType;
+  }
+
+  /** Undefined: an analyser built without the keys' type compares key literals as written. */
+  readonly #keyType: KeyType | undefined;
+
+  get #canonical(): boolean {
+    return this.#keyType !== undefined;
+  }
+
+  /** A value compared with a key column, as that column's type compares it (undefined: constrains nothing). */
+  #keyValue(node: Node | undefined): KeyValue | undefined {
+    const value = keyValueOf(node);
+    if (value === undefined || this.#keyType === undefined) return value;
+    return canonicalKeyValue(value, this.#keyType);
   }
 
   /** Walks a data statement (SELECT/INSERT/UPDATE/DELETE/MERGE) as the top block. */
@@ -382,7 +403,7 @@ export class StatementWalker {
       rowKeys = [];
       for (const row of source.valuesLists ?? []) {
         const items = nodeAs(row, "List")?.items ?? [];
-        rowKeys.push(keyPosition === undefined ? undefined : keyValueOf(items[keyPosition]));
+        rowKeys.push(keyPosition === undefined ? undefined : this.#keyValue(items[keyPosition]));
         this.#scan(row, block, true);
       }
     } else if (stmt.selectStmt !== undefined) {
@@ -936,7 +957,7 @@ export class StatementWalker {
       for (const o of p.appliesTo) {
         const occ = this.occurrences[o];
         if (occ?.keyColumn === undefined) continue;
-        occ.key = meet(occ.key, this.#constrain(p.expr, o, p.scope), this.#onInexact);
+        occ.key = meet(occ.key, this.#constrain(p.expr, o, p.scope), this.#onInexact, this.#canonical);
       }
       for (const conjunct of conjuncts(p.expr)) {
         const pair = this.#keyEquality(conjunct, p.scope);
@@ -964,7 +985,7 @@ export class StatementWalker {
       if (target?.keyColumn !== undefined) {
         let insertedKeys: KeyConstraint = valuesOf([]);
         for (const value of merge.values) {
-          const literal = value === undefined ? undefined : keyValueOf(value);
+          const literal = value === undefined ? undefined : this.#keyValue(value);
           const source = value === undefined ? undefined : this.#keyRef(value, this.#scopeOf(target.block));
           const k: KeyConstraint =
             literal !== undefined
@@ -994,7 +1015,7 @@ export class StatementWalker {
         const from = this.occurrences[f.from];
         const to = this.occurrences[f.to];
         if (from === undefined || to === undefined) continue;
-        const next = meet(to.key, from.key, this.#onInexact);
+        const next = meet(to.key, from.key, this.#onInexact, this.#canonical);
         if (next !== to.key && !sameConstraint(next, to.key)) {
           to.key = next;
           changed = true;
@@ -1029,7 +1050,7 @@ export class StatementWalker {
       switch (bool.boolop) {
         case "AND_EXPR":
           return args.reduce<KeyConstraint>(
-            (acc, a) => meet(acc, this.#constrain(a, o, scope), this.#onInexact),
+            (acc, a) => meet(acc, this.#constrain(a, o, scope), this.#onInexact, this.#canonical),
             ANY,
           );
         case "OR_EXPR": {
@@ -1052,11 +1073,11 @@ export class StatementWalker {
     switch (e.kind) {
       case "AEXPR_OP": {
         if (this.#refersToKeyOf(e.lexpr, o, scope)) {
-          const v = keyValueOf(e.rexpr);
+          const v = this.#keyValue(e.rexpr);
           if (v !== undefined) return valuesOf([v]);
         }
         if (this.#refersToKeyOf(e.rexpr, o, scope)) {
-          const v = keyValueOf(e.lexpr);
+          const v = this.#keyValue(e.lexpr);
           if (v !== undefined) return valuesOf([v]);
         }
         return ANY;
@@ -1066,7 +1087,7 @@ export class StatementWalker {
         const items = nodeAs(e.rexpr, "List")?.items ?? [];
         const values: KeyValue[] = [];
         for (const item of items) {
-          const v = keyValueOf(item);
+          const v = this.#keyValue(item);
           if (v === undefined) return ANY;
           values.push(v);
         }
@@ -1074,7 +1095,11 @@ export class StatementWalker {
       }
       case "AEXPR_OP_ANY": {
         if (!this.#refersToKeyOf(e.lexpr, o, scope)) return ANY;
-        const values = keyValuesOfArray(e.rexpr);
+        const listed = keyValuesOfArray(e.rexpr);
+        const values =
+          listed === undefined || this.#keyType === undefined
+            ? listed
+            : canonicalKeyValues(listed, this.#keyType);
         return values === undefined ? ANY : valuesOf(values);
       }
       default:
