@@ -164,7 +164,16 @@ class AggregateSplitter {
       case "avg": {
         const s = this.#partial(regional("sum"), "avg-sum");
         const c = this.#partial(regional("count"), "avg-count");
-        return typedMark("avg", [s, c]);
+        // avg(real) adds in double precision, sum(real) in real: a region's sum(real) would lose
+        // digits one server keeps. The regions also add `arg * 1::float8` (exact for every avg
+        // argument type, an interval stays an interval), used when the sum turns out to be real.
+        const wide = this.#partial(
+          funcCall("sum", [multiplyByFloat8One(cloneTree(arg as Node))], {
+            ...(fn.agg_filter === undefined ? {} : { agg_filter: cloneTree(fn.agg_filter) }),
+          }),
+          "avg-float8-sum",
+        );
+        return typedMark("avg", [s, c, wide]);
       }
       default:
         throw new NotDecomposable(`the aggregate ${name}()`);
@@ -196,6 +205,18 @@ function isExpressionTag(tag: string): boolean {
   return EXPRESSION_TAGS.has(tag);
 }
 
+/** `arg * 1::float8`: the argument in double precision (an interval stays an interval). */
+function multiplyByFloat8One(arg: Node): Node {
+  return {
+    A_Expr: {
+      kind: "AEXPR_OP",
+      name: [{ String: { sval: "*" } }],
+      lexpr: arg,
+      rexpr: typeCast(integerConst(1), typeNameNode("float8")),
+    },
+  };
+}
+
 function typedMark(kind: "sum" | "avg", columns: Node[]): Node {
   const names = columns.map((c) => stringValue(nodeAs(c, "ColumnRef")?.fields?.[0]) ?? "");
   return columnRef(`${TYPED_MARK}${kind}`, ...names);
@@ -221,7 +242,7 @@ function resolveMarks(node: unknown, typeOf: (column: string) => string): unknow
   if (first?.startsWith(TYPED_MARK) === true) {
     const kind = first.slice(TYPED_MARK.length);
     const columns = (ref?.fields ?? []).slice(1).map((f) => stringValue(f) ?? "");
-    const [a = "", b = ""] = columns;
+    const [a = "", b = "", wide = ""] = columns;
     if (kind === "sum") {
       // sum over per-region sums keeps the type one server's sum would have had (int4 sums are int8, ...).
       return typeCast(funcCall("sum", [columnRef(a)]), typeNameNode(typeOf(a)));
@@ -246,9 +267,12 @@ function resolveMarks(node: unknown, typeOf: (column: string) => string): unknow
         },
       };
     }
-    const floatSum = FLOAT_TYPES.has(sumType)
-      ? funcCall("sum", [typeCast(columnRef(a), typeNameNode("float8"))])
-      : funcCall("sum", [columnRef(a)]);
+    const floatSum =
+      sumType === "real" || sumType === "float4"
+        ? funcCall("sum", [columnRef(wide)])
+        : FLOAT_TYPES.has(sumType)
+          ? funcCall("sum", [typeCast(columnRef(a), typeNameNode("float8"))])
+          : funcCall("sum", [columnRef(a)]);
     return {
       A_Expr: {
         kind: "AEXPR_OP",

@@ -9,16 +9,18 @@ import { Analyzer, type GatherPlan, type HomeFinish } from "../src/index.js";
  */
 const SETUP = `
 CREATE SCHEMA r1; CREATE SCHEMA r2; CREATE SCHEMA whole;
-CREATE TABLE r1.users (tenant_id text, country text, age int, score numeric(10,2), active bool, name text, created_at timestamptz);
+CREATE TABLE r1.users (tenant_id text, country text, age int, score numeric(10,2), active bool, name text, created_at timestamptz, ratio real);
 CREATE TABLE r2.users (LIKE r1.users);
 CREATE TABLE whole.users (LIKE r1.users);
 INSERT INTO r1.users SELECT 't' || (i % 5), (ARRAY['fr','de','us','jp'])[1 + i % 4],
   CASE WHEN i % 17 = 0 THEN NULL ELSE 18 + (i * 7) % 50 END, ((i * 13) % 1000) / 7.0, i % 3 = 0,
-  'n' || lpad((i % 60)::text, 2, '0'), timestamptz '2026-01-01 00:00+00' + i * interval '37 minutes'
+  'n' || lpad((i % 60)::text, 2, '0'), timestamptz '2026-01-01 00:00+00' + i * interval '37 minutes',
+  (1000000 + i * 0.37)::real
   FROM generate_series(1, 200) i;
 INSERT INTO r2.users SELECT 't' || (5 + i % 5), (ARRAY['fr','de','us','br'])[1 + i % 4],
   CASE WHEN i % 13 = 0 THEN NULL ELSE 18 + (i * 11) % 60 END, ((i * 17) % 1000) / 3.0, i % 4 = 0,
-  'n' || lpad((i % 70)::text, 2, '0'), timestamptz '2026-01-01 00:00+00' + i * interval '41 minutes'
+  'n' || lpad((i % 70)::text, 2, '0'), timestamptz '2026-01-01 00:00+00' + i * interval '41 minutes',
+  (3000000 + i * 0.73)::real
   FROM generate_series(201, 420) i;
 INSERT INTO whole.users SELECT * FROM r1.users UNION ALL SELECT * FROM r2.users;
 `;
@@ -134,6 +136,23 @@ describe("home-region finishes on real PostgreSQL", () => {
     const combined = await finishAcrossRegions(plan.regionSql, plan.homeFinish);
     if (sql.includes("ORDER BY")) expect(combined).toEqual(truth);
     else expect(sorted(combined)).toEqual(sorted(truth));
+  });
+
+  // avg(real) adds in double precision in one server; real partial sums would drift by whole units.
+  it.each([
+    "SELECT avg(ratio) FROM users",
+    "SELECT country, avg(ratio), avg(age) FROM users GROUP BY country ORDER BY country",
+  ])("averages real values as one server does: %j", async (sql) => {
+    const plan = analyzer.analyze(sql).merge;
+    if (plan.tier !== "partial-aggregate") throw new Error(`expected partial aggregates, got ${plan.tier}`);
+    const round = (rows: readonly Row[]) =>
+      rows.map((r) => r.map((v) => (v !== null && /\d\.\d/.test(v) ? Number(v).toPrecision(12) : v)));
+    const truth = await run(sql, "whole");
+    expect(round(await finishAcrossRegions(plan.regionSql, plan.homeFinish))).toEqual(round(truth));
+    // The real partial sums themselves are too coarse to give that answer.
+    const coarse = await run("SELECT (sum(ratio)::float8 / count(ratio))::text FROM r1.users");
+    const exact = await run("SELECT avg(ratio)::text FROM r1.users");
+    expect(Number(coarse[0]?.[0]).toPrecision(12)).not.toBe(Number(exact[0]?.[0]).toPrecision(12));
   });
 
   const ordered = [

@@ -93,12 +93,19 @@ describe("the merge plan", () => {
     );
     if (p.tier !== "partial-aggregate") throw new Error(p.tier);
     expect(p.regionSql).toBe(
-      "SELECT country AS __geo_g0, count(*) AS __geo_p0, sum(age) AS __geo_p1, count(age) AS __geo_p2, count(*) AS __geo_p3 FROM users GROUP BY country",
+      "SELECT country AS __geo_g0, count(*) AS __geo_p0, sum(age) AS __geo_p1, count(age) AS __geo_p2, sum(age * 1::float8) AS __geo_p3, count(*) AS __geo_p4 FROM users GROUP BY country",
     );
-    expect(p.homeFinish.columns).toEqual(["__geo_g0", "__geo_p0", "__geo_p1", "__geo_p2", "__geo_p3"]);
-    const finish = p.homeFinish.render(["text", "bigint", "bigint", "bigint", "bigint"]);
+    expect(p.homeFinish.columns).toEqual([
+      "__geo_g0",
+      "__geo_p0",
+      "__geo_p1",
+      "__geo_p2",
+      "__geo_p3",
+      "__geo_p4",
+    ]);
+    const finish = p.homeFinish.render(["text", "bigint", "bigint", "bigint", "double precision", "bigint"]);
     expect(finish).toBe(
-      "SELECT __geo_g0 AS country, CAST(COALESCE(sum(__geo_p0), 0) AS int8) AS count, sum(__geo_p1) / (NULLIF (sum(__geo_p2), 0)) AS avg FROM unnest(CAST($1 AS text[]), CAST($2 AS bigint[]), CAST($3 AS bigint[]), CAST($4 AS bigint[]), CAST($5 AS bigint[])) AS __geo_p(__geo_g0, __geo_p0, __geo_p1, __geo_p2, __geo_p3) GROUP BY __geo_g0 HAVING CAST(COALESCE(sum(__geo_p3), 0) AS int8) > 100 ORDER BY __geo_g0",
+      "SELECT __geo_g0 AS country, CAST(COALESCE(sum(__geo_p0), 0) AS int8) AS count, sum(__geo_p1) / (NULLIF (sum(__geo_p2), 0)) AS avg FROM unnest(CAST($1 AS text[]), CAST($2 AS bigint[]), CAST($3 AS bigint[]), CAST($4 AS bigint[]), CAST($5 AS double precision[]), CAST($6 AS bigint[])) AS __geo_p(__geo_g0, __geo_p0, __geo_p1, __geo_p2, __geo_p3, __geo_p4) GROUP BY __geo_g0 HAVING CAST(COALESCE(sum(__geo_p4), 0) AS int8) > 100 ORDER BY __geo_g0",
     );
     expect(parses(finish)).toBe(true);
   });
@@ -106,9 +113,19 @@ describe("the merge plan", () => {
   it("casts a sum of partial sums back to the partial's type, and averages floats in float8", () => {
     const p = plan("SELECT sum(n), avg(f) FROM orders");
     if (p.tier !== "partial-aggregate") throw new Error(p.tier);
-    const finish = p.homeFinish.render(["bigint", "double precision", "bigint"]);
+    const finish = p.homeFinish.render(["bigint", "double precision", "bigint", "double precision"]);
     expect(finish).toContain("CAST(sum(__geo_p0) AS bigint) AS sum");
     expect(finish).toContain("sum(__geo_p1::float8) / CAST(NULLIF (sum(__geo_p2), 0) AS float8) AS avg");
+  });
+
+  it("averages real values from their double-precision sums, not their real sums", () => {
+    const p = plan("SELECT avg(r) FROM orders");
+    if (p.tier !== "partial-aggregate") throw new Error(p.tier);
+    expect(p.regionSql).toBe(
+      "SELECT sum(r) AS __geo_p0, count(r) AS __geo_p1, sum(r * 1::float8) AS __geo_p2 FROM orders",
+    );
+    const finish = p.homeFinish.render(["real", "bigint", "double precision"]);
+    expect(finish).toContain("sum(__geo_p2) / CAST(NULLIF (sum(__geo_p1), 0) AS float8) AS avg");
   });
 
   it("finishes an aggregate hidden inside a CASE arm", () => {
