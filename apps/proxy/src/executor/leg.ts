@@ -15,6 +15,8 @@ export class Leg {
   broken: PgError | null = null;
   /** The transaction block this leg opened wrote something. */
   wrote = false;
+  /** Writes made so far: a marker taken after one write tells whether anything followed it. */
+  writeCount = 0;
   private readonly unsubscribe: () => void;
 
   constructor(
@@ -39,6 +41,7 @@ export class Leg {
   }
 
   write(bytes: Buffer | readonly Buffer[]): void {
+    this.writeCount++;
     this.connection.write(bytes);
   }
 

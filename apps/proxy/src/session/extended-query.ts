@@ -31,6 +31,7 @@ import {
   unreadableBinaryKey,
 } from "../errors/catalog.js";
 import type { Leg } from "../executor/leg.js";
+import type { Unit } from "../executor/relay.js";
 import type { Route } from "../routing/router.js";
 import { boundParams, ScatterPortal } from "../scatter/scatter-portal.js";
 import { decodeBinaryParam } from "./binary-params.js";
@@ -130,6 +131,12 @@ export class ExtendedQuery {
     })();
   }
 
+  /**
+   * Where the client's unnamed statement was last parsed: a Bind or Describe on that connection
+   * with nothing written in between uses it as it is.
+   */
+  private unnamed: { leg: Leg; statement: ClientStatement; writeCount: number } | null = null;
+
   /** The abort of the current batch, which must be written before its Sync. */
   private aborting: Promise<void> | null = null;
 
@@ -143,7 +150,7 @@ export class ExtendedQuery {
     if (this.skipping) return;
     switch (frame.code) {
       case FrontendCode.Parse:
-        this.parse(frame);
+        await this.parse(frame);
         return;
       case FrontendCode.Bind:
         await this.bind(frame);
@@ -165,7 +172,7 @@ export class ExtendedQuery {
     }
   }
 
-  private parse(frame: Frame): void {
+  private async parse(frame: Frame): Promise<void> {
     const message = decodeParse(frame.payload);
     if (isProtocolFault(message)) {
       this.session.fatal(protocolViolation(message));
@@ -181,6 +188,8 @@ export class ExtendedQuery {
       session.fail(analysis, EXTENDED);
       return;
     }
+    // PostgreSQL refuses every Parse but ROLLBACK and COMMIT in a failed block (25P02).
+    if (session.refuseInFailedBlock(analysis, EXTENDED)) return;
     const backendName = message.name === "" ? "" : backendNameOf(message.sql, message.paramTypes);
     const statement: ClientStatement = {
       name: message.name,
@@ -194,13 +203,29 @@ export class ExtendedQuery {
     };
     const previous = this.statements.get(message.name);
     this.statements.set(message.name, statement);
-    session.relay.local({
-      bytes: Messages.parseComplete,
-      skipped: () => {
-        if (this.statements.get(message.name) !== statement) return;
-        if (previous === undefined) this.statements.delete(message.name);
-        else this.statements.set(message.name, previous);
-      },
+    const undo = (): void => {
+      if (this.statements.get(message.name) !== statement) return;
+      if (previous === undefined) this.statements.delete(message.name);
+      else this.statements.set(message.name, previous);
+    };
+    const route = session.runtime.router.route(analysis);
+    if (route.kind === "local" || route.kind === "error") {
+      // The proxy answers these itself (or refuses them at Bind): no server has to check them.
+      session.relay.local({ bytes: Messages.parseComplete, skipped: undo });
+      return;
+    }
+    // The server checks the statement now, so its error (or ParseComplete) arrives where
+    // PostgreSQL sends it; the Bind that follows on the same connection reuses this copy.
+    const region = session.runtime.router.describeRegion(analysis);
+    const checkRoute: Route = { kind: "region", region, readOnly: true, anywhere: false };
+    await session.runRouted(analysis, checkRoute, EXTENDED, (leg) => {
+      this.prepareOn(leg, statement, {
+        done: (unit) => {
+          if (unit.failed) undo();
+        },
+        // Skipped after an earlier error of the batch: the Parse never happened, as on one server.
+        skipped: undo,
+      });
     });
   }
 
@@ -320,11 +345,29 @@ export class ExtendedQuery {
    * Parse, and returns its name there. The unnamed statement is parsed every time, as a client's
    * unnamed statement is meant to be.
    */
-  private prepareOn(leg: Leg, statement: ClientStatement): string {
+  private prepareOn(
+    leg: Leg,
+    statement: ClientStatement,
+    answersParse?: { done: NonNullable<Unit["done"]>; skipped: () => void },
+  ): string {
     const relay = this.session.relay;
+    // The client's Parse is answered by the server (relayed) when `answersParse` is given.
+    const mode = answersParse === undefined ? "quiet" : "relay";
     if (statement.name === "") {
-      relay.expect({ leg, kind: "parse", mode: "quiet" });
+      const unnamed = this.unnamed;
+      if (unnamed?.leg === leg && unnamed.statement === statement && unnamed.writeCount === leg.writeCount) {
+        // Parsed there by the client's own Parse, and nothing written since could have replaced it.
+        return "";
+      }
+      relay.expect({
+        leg,
+        kind: "parse",
+        mode,
+        done: answersParse?.done,
+        skipped: answersParse?.skipped,
+      });
       leg.write(encodeParse({ name: "", sql: statement.text, paramTypes: statement.paramTypes }));
+      this.unnamed = { leg, statement, writeCount: leg.writeCount };
       return "";
     }
     const copies = leg.connection.preparedStatements;
@@ -341,11 +384,15 @@ export class ExtendedQuery {
     relay.expect({
       leg,
       kind: "parse",
-      mode: "quiet",
-      done: (unit) => {
+      mode,
+      done: (unit, status) => {
         if (unit.failed) forget();
+        answersParse?.done(unit, status);
       },
-      skipped: forget,
+      skipped: () => {
+        forget();
+        answersParse?.skipped();
+      },
     });
     leg.write([
       encodeClose({ target: "S", name }),
@@ -364,7 +411,7 @@ export class ExtendedQuery {
     if (message.target === "P") {
       const portal = this.portals.get(message.name);
       if (portal === undefined) {
-        session.fail(unknownPortal(message.name), EXTENDED);
+        await this.toCursor(message.name, frame, "describe-portal");
         return;
       }
       if (portal.scatter !== undefined) {
@@ -415,11 +462,43 @@ export class ExtendedQuery {
       });
       if (!borrowed) {
         leg.write(encodeDescribe({ target: "S", name }));
+        // A Describe leaves the unnamed statement as it was.
+        if (this.unnamed?.leg === leg && this.unnamed.statement === statement)
+          this.unnamed.writeCount = leg.writeCount;
         return;
       }
       session.relay.expect({ leg, kind: "sync", mode: "silent", done: () => session.releaseLeg(leg) });
       leg.write([encodeDescribe({ target: "S", name }), Messages.sync]);
     });
+  }
+
+  /**
+   * The connection where a cursor the client declared in SQL (DECLARE) lives: a portal of the
+   * same namespace as the protocol's. Only while the session holds one connection a cursor can
+   * be on: its transaction's only leg, or the connection it is pinned to (WITH HOLD).
+   */
+  private cursorLeg(): Leg | null {
+    const session = this.session;
+    const txn = session.txn;
+    if (txn !== null) return txn.legs.size === 1 ? (txn.legs.values().next().value as Leg) : null;
+    return session.pinnedLeg;
+  }
+
+  /** Describe, Execute or Close of a portal the proxy did not bind: a SQL cursor, or 34000. */
+  private async toCursor(
+    name: string,
+    frame: Frame,
+    kind: "describe-portal" | "execute" | "close",
+  ): Promise<void> {
+    const session = this.session;
+    const held = this.cursorLeg();
+    if (held === null || held.broken !== null) {
+      session.fail(unknownPortal(name), EXTENDED);
+      return;
+    }
+    const leg = await session.activate(held);
+    session.relay.expect({ leg, kind, mode: "relay" });
+    leg.write(frame.bytes);
   }
 
   /** ParameterDescription (for a statement) and the row shape of a statement the proxy answers. */
@@ -443,7 +522,7 @@ export class ExtendedQuery {
     const portalName = readPortalName(frame.payload);
     const portal = portalName === null ? undefined : this.portals.get(portalName);
     if (portal === undefined) {
-      session.fail(unknownPortal(portalName ?? ""), EXTENDED);
+      await this.toCursor(portalName ?? "", frame, "execute");
       return;
     }
     const analysis = portal.statement.analysis;
@@ -504,6 +583,10 @@ export class ExtendedQuery {
     }
     const portal = this.portals.get(message.name);
     this.portals.delete(message.name);
+    if (portal === undefined && this.cursorLeg() !== null) {
+      await this.toCursor(message.name, frame, "close");
+      return;
+    }
     if (portal?.leg == null || portal.leg.broken !== null) {
       session.relay.local({ bytes: Messages.closeComplete });
       return;
@@ -527,6 +610,7 @@ export class ExtendedQuery {
     this.skipping = false;
     this.inBatch = false;
     this.batchWriteRegion = null;
+    this.unnamed = null;
     if (session.txn === null) this.portals.clear();
     // The leg in use first (its Sync pipelines behind its answers), then the others one at a time.
     const active = session.currentLeg;
