@@ -8,7 +8,7 @@ import { formatReport } from "./report.js";
 import { describeFailure, runOracle } from "./run-oracle.js";
 
 const usage = [
-  "pnpm --filter @geo/compare-oracle run oracle -- --statements 2000 --seed 1[,2,...] [--start 0] [--shrink 40] [--verbose] [--print]   (the adversarial grammar generator)",
+  "pnpm --filter @geo/compare-oracle run oracle -- --statements 2000 --seed 1[,2,...] [--start 0] [--shrink 40] [--control] [--verbose] [--print]   (the adversarial grammar generator)",
   "pnpm --filter @geo/compare-oracle run oracle -- --families [--count 2000] [--seed 1] [--start 0] [--protocol both|simple|extended] [--shapes] [--verbose]",
 ].join("\n");
 
@@ -37,6 +37,7 @@ async function main(): Promise<number> {
       families: { type: "boolean", default: false },
       print: { type: "boolean", default: false },
       shrink: { type: "string" },
+      control: { type: "boolean", default: false },
       seed: { type: "string" },
       start: { type: "string" },
       protocol: { type: "string" },
@@ -102,6 +103,7 @@ async function grammarMain(values: {
   verbose?: boolean;
   print?: boolean;
   shrink?: string;
+  control?: boolean;
 }): Promise<number> {
   const count = integer(values.statements, 2000, "statements");
   const seeds = (values.seed ?? "1").split(",").map((seed) => integer(seed, 1, "seed"));
@@ -124,8 +126,18 @@ async function grammarMain(values: {
     let wrong = 0;
     for (const seed of seeds) {
       let done = 0;
-      const report = await runGrammar(generateGrammarStatements(seed, count, start), world, {
+      // --control grades the reference against its own reversed copy: it checks the generator.
+      const targets =
+        values.control && world.control !== undefined
+          ? {
+              reference: world.reference,
+              proxy: world.control.text,
+              intKeys: { reference: world.intKeys!.reference, proxy: world.control.int },
+            }
+          : world;
+      const report = await runGrammar(generateGrammarStatements(seed, count, start), targets, {
         shrinkLimit: integer(values.shrink, 40, "shrink"),
+        otherDatabase: values.control === true,
         onGraded: (statement, grade) => {
           done++;
           if (values.verbose)

@@ -3,10 +3,12 @@ import { type RunningProxy, startProxy } from "@geo/proxy";
 import { type PgCluster, type PgServer, startCluster } from "@geo/testkit";
 import pg from "pg";
 import {
+  CONTROL_DATABASE,
   GRAMMAR_TABLES_TOML,
   GRAMMAR_TENANTS,
   grammarDataSql,
   grammarSchemaSql,
+  INT_CONTROL_DATABASE,
   INT_DATABASE,
   INT_KEY_REGIONS,
   INT_SCHEMA_SQL,
@@ -32,6 +34,8 @@ export interface Endpoint {
   readonly port: number;
   readonly user: string;
   readonly database: string;
+  /** Server settings for the session (libpq's `options`, e.g. `-c enable_hashagg=off`). */
+  readonly options?: string | undefined;
 }
 
 /** Three regions and a reference server loaded with the oracle's data, and geoproxy over the three. */
@@ -41,8 +45,17 @@ export interface OracleWorld {
   readonly regions: readonly { readonly region: OracleRegion; readonly server: PgServer }[];
   /** The grammar world only: the integer-keyed database, on the reference and behind a second proxy. */
   readonly intKeys?: { readonly reference: Endpoint; readonly proxy: Endpoint } | undefined;
+  /**
+   * The grammar world only: the reference server's copies of both worlds with every row loaded in
+   * reversed physical order. Graded in the proxy's place they must agree on everything; a
+   * difference is the generator's fault (an answer that depends on row order), never the proxy's.
+   */
+  readonly control?: { readonly text: Endpoint; readonly int: Endpoint } | undefined;
   stop(): Promise<void>;
 }
+
+/** Other plans for the control run: sorting instead of hashing, so ties meet in another order. */
+const CONTROL_PLANS = "-c enable_hashagg=off -c enable_hashjoin=off -c enable_memoize=off";
 
 /** geoproxy's configuration for the three region servers (format: packages/core CONFIG.md). */
 export function oracleConfigToml(
@@ -122,6 +135,10 @@ export async function startOracleWorld(
           await load(server, `${INT_SCHEMA_SQL}\n${intDataSql(region)}`, INT_DATABASE);
         }),
       );
+      await load(reference, `CREATE DATABASE ${CONTROL_DATABASE}`);
+      await load(reference, `CREATE DATABASE ${INT_CONTROL_DATABASE}`);
+      await load(reference, `${grammarSchemaSql()}\n${grammarDataSql("reference", true)}`, CONTROL_DATABASE);
+      await load(reference, `${INT_SCHEMA_SQL}\n${intDataSql("reference", true)}`, INT_CONTROL_DATABASE);
       intProxy = await startProxy({
         config: parseConfig(oracleConfigToml(servers, "int-keys"), "oracle-int.toml"),
         directory: new MemoryDirectory(
@@ -155,6 +172,12 @@ export async function startOracleWorld(
               },
               proxy: { host: runningInt.host, port: runningInt.port, user: "postgres", database: "postgres" },
             },
+      control: grammar
+        ? {
+            text: { ...reference, database: CONTROL_DATABASE, options: CONTROL_PLANS },
+            int: { ...reference, database: INT_CONTROL_DATABASE, options: CONTROL_PLANS },
+          }
+        : undefined,
       stop() {
         stopping ??= (async () => {
           await running.close({ timeoutMs: 1000 }).catch(() => {});

@@ -53,7 +53,13 @@ export class ScriptClient {
   private client: pg.Client | undefined;
 
   constructor(
-    private readonly target: { host: string; port: number; user: string; database: string },
+    private readonly target: {
+      host: string;
+      port: number;
+      user: string;
+      database: string;
+      options?: string | undefined;
+    },
     private readonly protocol: Protocol = "simple",
     private readonly queryTimeoutMs = 30_000,
   ) {}
@@ -65,6 +71,7 @@ export class ScriptClient {
       port: this.target.port,
       user: this.target.user,
       database: this.target.database,
+      ...(this.target.options === undefined ? {} : { options: this.target.options }),
       types: asText,
       query_timeout: this.queryTimeoutMs,
       application_name: "geo-oracle",

@@ -22,6 +22,16 @@ export interface GrammarGrade {
   readonly got?: string | undefined;
 }
 
+export interface GradeOptions {
+  /**
+   * The two sides are different databases (the control run): types created by the schema have
+   * other OIDs there, so those are compared as "a user type". Regions and the reference are
+   * created alike, so the proxy's grading compares every OID.
+   */
+  readonly otherDatabase?: boolean | undefined;
+}
+
+const FIRST_USER_OID = 16384;
 const FLOAT4 = 700;
 const FLOAT8 = 701;
 
@@ -53,11 +63,18 @@ function showResult(result: StepResult | undefined, error?: { sqlstate: string; 
 }
 
 /** The first difference between two results of one step, or undefined. */
-export function compareStep(expected: StepResult, got: StepResult, ordered: boolean): string | undefined {
+export function compareStep(
+  expected: StepResult,
+  got: StepResult,
+  ordered: boolean,
+  options: GradeOptions = {},
+): string | undefined {
   if (expected.command !== got.command || expected.rowCount !== got.rowCount)
     return `command tag: expected ${expected.command} ${expected.rowCount}, got ${got.command} ${got.rowCount}`;
-  const ec = expected.columns.map((c) => `${c.name}:${c.typeOid}`).join(", ");
-  const gc = got.columns.map((c) => `${c.name}:${c.typeOid}`).join(", ");
+  const oid = (typeOid: number) =>
+    options.otherDatabase && typeOid >= FIRST_USER_OID ? "user type" : typeOid;
+  const ec = expected.columns.map((c) => `${c.name}:${oid(c.typeOid)}`).join(", ");
+  const gc = got.columns.map((c) => `${c.name}:${oid(c.typeOid)}`).join(", ");
   if (ec !== gc) return `columns (name:type oid): expected (${ec}), got (${gc})`;
   const e = normalise(expected);
   const g = normalise(got);
@@ -77,6 +94,7 @@ export function gradeGrammar(
   statement: Pick<GrammarStatement, "steps" | "tlp" | "norec">,
   reference: ScriptOutcome,
   proxy: ScriptOutcome,
+  options: GradeOptions = {},
 ): GrammarGrade {
   const steps = statement.steps;
   for (let i = 0; i < steps.length; i++) {
@@ -102,7 +120,7 @@ export function gradeGrammar(
     const got = proxy.results[i];
     if (expected === undefined || got === undefined)
       return { verdict: "wrong", detail: `step ${i}: a result is missing` };
-    const difference = compareStep(expected, got, steps[i]!.ordered);
+    const difference = compareStep(expected, got, steps[i]!.ordered, options);
     if (difference !== undefined)
       return {
         verdict: "wrong",
@@ -188,6 +206,8 @@ export async function runGrammar(
     onGraded?: (statement: GrammarStatement, grade: GrammarGrade) => void;
     /** Shrink at most this many wrong statements (each costs up to ~60 runs). */
     shrinkLimit?: number;
+    /** `proxy` is another database (the control run): see GradeOptions. */
+    otherDatabase?: boolean;
   } = {},
 ): Promise<GrammarReport> {
   const started = performance.now();
@@ -220,7 +240,7 @@ export async function runGrammar(
       const { reference, proxy } = pair;
       const expected = await reference.run(statement.steps);
       const got = await proxy.run(statement.steps);
-      const g = gradeGrammar(statement, expected, got);
+      const g = gradeGrammar(statement, expected, got, { otherDatabase: options.otherDatabase });
       const counts = byKind.get(statement.kind) ?? { agreed: 0, refused: 0, wrong: 0 };
       counts[g.verdict]++;
       byKind.set(statement.kind, counts);
@@ -237,7 +257,9 @@ export async function runGrammar(
         wrong++;
         const shrunk =
           statement.query !== undefined && wrongs.length < (options.shrinkLimit ?? 40)
-            ? await shrink(statement.query, statement.steps[0]!, reference, proxy)
+            ? await shrink(statement.query, statement.steps[0]!, reference, proxy, {
+                otherDatabase: options.otherDatabase,
+              })
             : undefined;
         wrongs.push({
           statement,
@@ -275,6 +297,7 @@ async function shrink(
   step: GrammarStep,
   reference: ScriptClient,
   proxy: ScriptClient,
+  options: GradeOptions,
 ): Promise<{ sql: string; grade: GrammarGrade } | undefined> {
   let current = query;
   let best: { sql: string; grade: GrammarGrade } | undefined;
@@ -290,7 +313,7 @@ async function shrink(
       const expected = await reference.run([s]);
       // A smaller query must still be valid: one the reference rejects proves nothing.
       if (expected.error !== undefined) continue;
-      const g = gradeGrammar({ steps: [s] }, expected, await proxy.run([s]));
+      const g = gradeGrammar({ steps: [s] }, expected, await proxy.run([s]), options);
       if (g.verdict === "wrong") {
         current = candidate;
         best = {

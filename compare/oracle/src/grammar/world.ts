@@ -224,15 +224,20 @@ function grammarTables(): Table[] {
 
 const regionOf = new Map(GRAMMAR_TENANTS.map((tenant) => [tenant.key, tenant.region]));
 
-/** INSERTs loading what one region holds, or (`"reference"`) every row. */
-export function grammarDataSql(region: OracleRegion | "reference"): string {
+/**
+ * INSERTs loading what one region holds, or (`"reference"`) every row; `reversed` loads the rows in
+ * the opposite physical order (the control database, which shows the generator's answers do not
+ * depend on it).
+ */
+export function grammarDataSql(region: OracleRegion | "reference", reversed = false): string {
   return grammarTables()
     .map((table) => {
-      const rows = table.rows.filter((row) => {
+      const kept = table.rows.filter((row) => {
         if (region === "reference" || table.placement === "replicated") return true;
         if (table.placement === "pinned") return region === GRAMMAR_AUDIT_REGION;
         return regionOf.get(row.tenant ?? "") === region;
       });
+      const rows = reversed ? kept.reverse() : kept;
       if (rows.length === 0) return "";
       const override = table.overriding ? " OVERRIDING SYSTEM VALUE" : "";
       return `INSERT INTO ${table.name} ${table.columns ?? ""}${override} VALUES\n${rows.map((row) => `  (${row.values.join(", ")})`).join(",\n")};\n`;
@@ -242,6 +247,9 @@ export function grammarDataSql(region: OracleRegion | "reference"): string {
 
 /** The integer-keyed world: its own database on every server, behind a second proxy. */
 export const INT_DATABASE = "intkeys";
+/** Databases on the reference server holding every row in reversed order (the control run). */
+export const CONTROL_DATABASE = "control";
+export const INT_CONTROL_DATABASE = "intkeys_control";
 
 export const INT_KEY_REGIONS: readonly { readonly key: number; readonly region: OracleRegion }[] = [
   { key: 1, region: "eu-west" },
@@ -277,7 +285,7 @@ key_type = "integer"
 `;
 
 /** INSERTs for the integer-keyed world: what one region holds, or every row. */
-export function intDataSql(region: OracleRegion | "reference"): string {
+export function intDataSql(region: OracleRegion | "reference", reversed = false): string {
   const rng = new Prng(DATA_SEED + 1);
   const accounts: string[] = [];
   const moves: string[] = [];
@@ -293,6 +301,10 @@ export function intDataSql(region: OracleRegion | "reference"): string {
       const row = `(${key}, ${id}, ${rng.int(1, 300)}.${rng.int(10, 99)}, ${lit(rng.pick(["in", "out", "Fee"]))})`;
       if (mine) moves.push(row);
     }
+  }
+  if (reversed) {
+    accounts.reverse();
+    moves.reverse();
   }
   return [
     accounts.length > 0 ? `INSERT INTO accounts VALUES ${accounts.join(", ")};` : "",
