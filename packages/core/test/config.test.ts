@@ -87,11 +87,27 @@ replicas = [{ host = "eu2-r1.db" }, { host = "eu2-r2.db", port = 5440 }]
 `);
     const region = config.regions[0]!;
     expect(region.location).toBe("eu-west");
-    expect(region.primary).toEqual({ host: "eu2.db", port: 5432, database: "postgres" });
+    // No database named: each client gets its own; the proxy's connections open "postgres".
+    expect(region.primary).toEqual({
+      host: "eu2.db",
+      port: 5432,
+      database: "postgres",
+      fixedDatabase: false,
+    });
     expect(region.replicas.map((replica) => `${replica.host}:${replica.port}`)).toEqual([
       "eu2-r1.db:5432",
       "eu2-r2.db:5440",
     ]);
+  });
+
+  it("fixes the database of every client's connections when the endpoint names one", () => {
+    const config = parseConfig(`
+[[topology.regions]]
+id = "eu"
+home = true
+primary = { host = "eu.db", database = "shop" }
+`);
+    expect(config.regions[0]!.primary).toMatchObject({ database: "shop", fixedDatabase: true });
   });
 
   it("refuses an unknown field, naming the file, the line, the path and the known fields", () => {

@@ -3,7 +3,12 @@ import type { Participant } from "@geo/txn";
 import type { Leg } from "../executor/leg.js";
 import type { Session } from "../session/session.js";
 import type { Transaction } from "../session/transaction.js";
-import { decisionLogUnavailable, txnErrorToPg } from "./txn-errors.js";
+import {
+  decisionLogUnavailable,
+  readLegCommitFailed,
+  refuseTwoPhaseOutsideEndpointDatabase,
+  txnErrorToPg,
+} from "./txn-errors.js";
 import { runOn } from "./txn-service.js";
 
 /** A leg inside an open transaction as a two-phase commit participant. */
@@ -22,6 +27,14 @@ export async function commitAcrossRegions(session: Session, txn: Transaction): P
   const read: Leg[] = [];
   for (const leg of txn.legs.values()) (txn.writeRegions.has(leg.region) ? written : read).push(leg);
   const observability = session.runtime.observability;
+  for (const leg of written) {
+    const endpoint = session.runtime.router.topology.region(leg.region)!.primary;
+    if (leg.connection.database !== endpoint.database) {
+      await rollbackAll([...written, ...read]);
+      observability.transactionEnded("aborted");
+      return refuseTwoPhaseOutsideEndpointDatabase(leg.connection.database, endpoint.database);
+    }
+  }
   let coordinator: Awaited<ReturnType<typeof session.runtime.txn.coordinator>>;
   try {
     coordinator = await session.runtime.txn.coordinator();
@@ -30,7 +43,24 @@ export async function commitAcrossRegions(session: Session, txn: Transaction): P
     observability.transactionEnded("aborted");
     return decisionLogUnavailable(error);
   }
-  await Promise.all(read.map((leg) => runOn(leg.connection, "COMMIT").catch(() => undefined)));
+  // The regions only read commit first; one that fails (a serialization failure, say) fails the
+  // whole block, before anything written is prepared.
+  const readFailures = await Promise.all(
+    read.map((leg) =>
+      runOn(leg.connection, "COMMIT").then(
+        // A block the server had already failed answers COMMIT with ROLLBACK.
+        (result) =>
+          result.command === "ROLLBACK" ? readLegCommitFailed(leg.region, new Error("it had failed")) : null,
+        (error: unknown) => readLegCommitFailed(leg.region, error),
+      ),
+    ),
+  );
+  const readFailure = readFailures.find((failure) => failure !== null);
+  if (readFailure != null) {
+    await rollbackAll(written);
+    observability.transactionEnded("aborted");
+    return readFailure;
+  }
   const gid = coordinator.newGid();
   session.committingGid = gid;
   try {

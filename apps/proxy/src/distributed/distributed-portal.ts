@@ -41,7 +41,7 @@ export class DistributedPortal {
     const region = this.plan.regions[0] ?? session.runtime.router.topology.home.id;
     let lease: Awaited<ReturnType<typeof session.runtime.pools.acquire>>;
     try {
-      lease = await session.runtime.pools.acquire(region, session.user);
+      lease = await session.runtime.pools.acquire(region, session.user, session.database);
     } catch (error) {
       session.fail(error instanceof PgError ? error : internalError(error), EXTENDED);
       return;

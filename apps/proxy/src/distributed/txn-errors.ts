@@ -50,3 +50,25 @@ export function refuseExtendedDistributedWrite(regions: readonly string[]): PgEr
     hint: "Send it as a simple query, or write each region's rows with a statement of its own inside one transaction block.",
   });
 }
+
+/**
+ * A block written in several regions in a database other than the one the endpoints name: the
+ * commit's retries and its recovery open the endpoint's database, where PostgreSQL would not let
+ * them finish a transaction prepared elsewhere.
+ */
+export function refuseTwoPhaseOutsideEndpointDatabase(database: string, endpointDatabase: string): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message: `a transaction that wrote in several regions can only commit in the database the region endpoints name ("${endpointDatabase}"), not in "${database}"`,
+    hint: `Set database = "${database}" on every region's primary in the configuration, or write one region per transaction.`,
+  });
+}
+
+/** A region the block only read failed its COMMIT: nothing written may commit either. */
+export function readLegCommitFailed(region: string, cause: unknown): PgError {
+  if (cause instanceof PgError) return cause;
+  return new PgError({
+    code: SqlState.transaction_rollback,
+    message: `the transaction was rolled back: its COMMIT failed in region ${region}, which it read: ${cause instanceof Error ? cause.message : String(cause)}`,
+  });
+}

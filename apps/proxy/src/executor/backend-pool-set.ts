@@ -31,14 +31,21 @@ export function backendPoolSet(config: GeoConfig, options: BackendPoolSetOptions
 }
 
 /**
- * The pool of an endpoint for a client's role: the endpoint's `user`, or the client's own when it
- * names none; with passthrough always the client's own, so every role has pools of its own.
+ * The pool of an endpoint for a client's role and database: the endpoint's `user`, or the
+ * client's own when it names none (with passthrough always the client's own, so every role has
+ * pools of its own); the database the client named unless the endpoint fixes one. Without a
+ * client database (the proxy's own connections) the endpoint's.
  */
-export function backendPoolKey(endpoint: Endpoint, user: string, passthrough: boolean): PoolKey {
+export function backendPoolKey(
+  endpoint: Endpoint,
+  user: string,
+  passthrough: boolean,
+  database?: string,
+): PoolKey {
   return {
     host: endpoint.host,
     port: endpoint.port,
-    database: endpoint.database,
+    database: endpoint.fixedDatabase || database === undefined ? endpoint.database : database,
     user: passthrough ? user : (endpoint.user ?? user),
   };
 }

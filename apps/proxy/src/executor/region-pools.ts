@@ -12,7 +12,7 @@ export class RegionPools {
   private readonly passwords = new Map<string, string>();
   /** With passthrough every client's role has pools of its own, whatever the endpoint's `user`. */
   private readonly passthrough: boolean;
-  /** Pools by region, then by client role: found per statement without building their key. */
+  /** Pools by region, then by client role and database: found per statement without building their key. */
   private readonly byRegion = new Map<string, Map<string, Pool>>();
 
   constructor(
@@ -33,30 +33,36 @@ export class RegionPools {
     });
   }
 
-  keyOf(region: string, user: string): PoolKey {
-    return backendPoolKey(this.topology.region(region)!.primary, user, this.passthrough);
+  keyOf(region: string, user: string, database?: string): PoolKey {
+    return backendPoolKey(this.topology.region(region)!.primary, user, this.passthrough, database);
   }
 
-  /** A connection to the region's primary: waits at most the checkout timeout, then fails (53300/57014). */
-  acquire(region: string, user: string): Promise<Lease> {
-    return this.poolOf(region, user).acquire();
+  /**
+   * A connection to the region's primary for a client's role and database (absent: the
+   * proxy's own, in the endpoint's database): waits at most the checkout timeout, then fails
+   * (53300/57014).
+   */
+  acquire(region: string, user: string, database?: string): Promise<Lease> {
+    return this.poolOf(region, user, database).acquire();
   }
 
   /** An idle connection to the region's primary at once, or null when `acquire` must wait for one. */
-  tryAcquire(region: string, user: string): Lease | null {
-    return this.poolOf(region, user).tryAcquire();
+  tryAcquire(region: string, user: string, database?: string): Lease | null {
+    return this.poolOf(region, user, database).tryAcquire();
   }
 
-  private poolOf(region: string, user: string): Pool {
-    let byUser = this.byRegion.get(region);
-    if (byUser === undefined) {
-      byUser = new Map();
-      this.byRegion.set(region, byUser);
+  private poolOf(region: string, user: string, database: string | undefined): Pool {
+    let byClient = this.byRegion.get(region);
+    if (byClient === undefined) {
+      byClient = new Map();
+      this.byRegion.set(region, byClient);
     }
-    let pool = byUser.get(user);
+    // Role and database names cannot hold NUL: the pair is one key.
+    const client = database === undefined ? user : `${user}\u0000${database}`;
+    let pool = byClient.get(client);
     if (pool === undefined) {
-      pool = this.pools.get(this.keyOf(region, user));
-      byUser.set(user, pool);
+      pool = this.pools.get(this.keyOf(region, user, database));
+      byClient.set(client, pool);
     }
     return pool;
   }

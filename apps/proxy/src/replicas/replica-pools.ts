@@ -36,15 +36,15 @@ export class ReplicaPools {
     return false;
   }
 
-  private keyOf(address: string, user: string): PoolKey | undefined {
+  private keyOf(address: string, user: string, database: string): PoolKey | undefined {
     const entry = this.endpoints.get(address);
     if (entry === undefined) return undefined;
-    return backendPoolKey(entry.endpoint, user, this.passthrough);
+    return backendPoolKey(entry.endpoint, user, this.passthrough, database);
   }
 
-  /** A connection to the replica at `address` (`host:port`), as the client's role maps there. */
-  acquire(address: string, user: string): Promise<Lease> {
-    const key = this.keyOf(address, user);
+  /** A connection to the replica at `address` (`host:port`), as the client's role and database map there. */
+  acquire(address: string, user: string, database: string): Promise<Lease> {
+    const key = this.keyOf(address, user, database);
     if (key === undefined) return Promise.reject(new Error(`no replica ${address} is configured`));
     return this.pools.get(key).acquire();
   }

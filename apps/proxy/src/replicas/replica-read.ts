@@ -96,7 +96,7 @@ export async function acquireRead(session: Session, region: string): Promise<Lea
       const chosen = service.health.pickReplica(region, { maxLagBytes: service.maxLagBytes, fence });
       if (chosen === undefined) break;
       try {
-        const lease = await service.pools.acquire(chosen.address, session.user);
+        const lease = await service.pools.acquire(chosen.address, session.user, session.database);
         replicaLeases.set(lease, chosen.address);
         return lease;
       } catch (error) {
@@ -107,7 +107,7 @@ export async function acquireRead(session: Session, region: string): Promise<Lea
     }
   }
   try {
-    return await session.runtime.pools.acquire(region, session.user);
+    return await session.runtime.pools.acquire(region, session.user, session.database);
   } catch (error) {
     if (!isConnectionFailure(error)) throw error;
     const primary = session.runtime.router.topology.region(region)!.primary;

@@ -48,7 +48,7 @@ export async function openRegions(
   try {
     for (const region of [...regions].sort()) {
       try {
-        leases.set(region, await session.runtime.pools.acquire(region, session.user));
+        leases.set(region, await session.runtime.pools.acquire(region, session.user, session.database));
       } catch (error) {
         throw connectFailure(region, error);
       }

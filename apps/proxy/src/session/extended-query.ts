@@ -209,7 +209,14 @@ export class ExtendedQuery {
       else this.statements.set(message.name, previous);
     };
     const route = session.runtime.router.route(analysis);
-    if (route.kind === "local" || route.kind === "error") {
+    if (
+      route.kind === "local" ||
+      route.kind === "error" ||
+      // A server's Parse of a write takes the table's RowExclusiveLock until Sync, and the Bind
+      // after it may wait for a move of its key, which waits for that lock: with moves, writes
+      // are checked by the server at Bind instead.
+      (session.runtime.moves !== undefined && !analysis.readOnly)
+    ) {
       // The proxy answers these itself (or refuses them at Bind): no server has to check them.
       session.relay.local({ bytes: Messages.parseComplete, skipped: undo });
       return;

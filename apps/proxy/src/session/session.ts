@@ -1,6 +1,7 @@
 import type { Socket } from "node:net";
 import type { Lease } from "@geo/pool";
 import {
+  BackendCode,
   type CancelRequest,
   copyFrame,
   decodeStartupPacket,
@@ -311,8 +312,9 @@ export class Session {
     checkStartupSettings(
       startupSettings(message.parameters),
       this.runtime.pools,
-      () => this.runtime.pools.acquire(home, this.user),
-      this.user,
+      () => this.runtime.pools.acquire(home, this.user, this.database),
+      // Answers are remembered per role and database: another database may not exist.
+      `${this.user}\u0000${this.database}`,
     ).then(
       (reported) => {
         if (reported instanceof PgError) this.fatal(reported);
@@ -388,8 +390,8 @@ export class Session {
       try {
         lease = readsReplica
           ? await acquireRead(this, region)
-          : (this.runtime.pools.tryAcquire(region, this.user) ??
-            (await this.runtime.pools.acquire(region, this.user)));
+          : (this.runtime.pools.tryAcquire(region, this.user, this.database) ??
+            (await this.runtime.pools.acquire(region, this.user, this.database)));
       } catch (error) {
         return error instanceof PgError ? error : internalError(error);
       }
@@ -716,6 +718,7 @@ export class Session {
 
   /** BEGIN, COMMIT, ROLLBACK, SAVEPOINT, RELEASE, ROLLBACK TO, PREPARE TRANSACTION. */
   async runTransactionControl(analysis: Analysis, mode: StatementMode): Promise<void> {
+    if (mode.extended && this.pipelineTransactionControl(analysis)) return;
     await this.quiesceActive();
     await this.relay.idle();
     const control = analysis.transaction!;
@@ -808,6 +811,67 @@ export class Session {
     }
   }
 
+  /**
+   * BEGIN, and COMMIT or ROLLBACK of a block held on one connection, inside an extended batch:
+   * handled without waiting for the answers before them. After an error a server holds its
+   * answers, and skips every message, until the client's Sync; waiting here would never end
+   * (libpq's pipeline mode sends BEGIN, statements, COMMIT and only then Sync). The server
+   * decides the outcome, as it would alone: a COMMIT it skips leaves the block failed, and a
+   * COMMIT of a failed block answers ROLLBACK. False when the general path must run.
+   */
+  private pipelineTransactionControl(analysis: Analysis): boolean {
+    const action = analysis.transaction!.action;
+    const txn = this.txn;
+    if (action === "begin") {
+      if (txn !== null && !txn.implicit) return false;
+      if (txn === null) this.txn = new Transaction(analysis.text, false, this.settings.snapshot());
+      else txn.implicit = false;
+      this.relay.local({ bytes: encodeCommandComplete({ tag: "BEGIN" }) });
+      return true;
+    }
+    if ((action !== "commit" && action !== "rollback") || txn === null) return false;
+    if (txn.legs.size !== 1 || txn.writeRegions.size > 1) return false;
+    const leg = txn.legs.values().next().value as Leg;
+    if (leg.broken !== null) return false;
+    const commit = action === "commit" && !txn.failed;
+    let committed = commit;
+    const ended = (): void => {
+      if (this.txn === txn) this.txn = null;
+      this.runtime.observability.blockEnded(action, committed);
+      if (!committed) this.settings.restore(txn.settingsBefore);
+      txn.settleSettings(committed, (applied) => this.settings.markApplied(applied));
+      // Given back at the batch's Sync, once the server has answered it.
+      if (leg !== this.pinnedLeg)
+        (replicaOf(leg) === undefined ? this.batchLegs : this.replicas.batchLegs).set(leg.region, leg);
+    };
+    this.extended.touch(leg);
+    this.relay.expect({ leg, kind: "parse", mode: "quiet" });
+    this.relay.expect({ leg, kind: "bind", mode: "silent" });
+    this.relay.expect({
+      leg,
+      kind: "execute",
+      mode: "relay",
+      inspect: (frame) => {
+        // A failed block answers COMMIT with ROLLBACK.
+        if (
+          frame.code === BackendCode.CommandComplete &&
+          frame.payload.toString("latin1", 0, 8) === "ROLLBACK"
+        )
+          committed = false;
+      },
+      done: (unit) => {
+        if (unit.failed) committed = false;
+        ended();
+      },
+    });
+    leg.write([
+      encodeParse({ name: "", sql: commit ? "COMMIT" : "ROLLBACK", paramTypes: [] }),
+      encodeBind({ portal: "", statement: "", paramFormats: [], params: [], resultFormats: [] }),
+      encodeExecute({ portal: "", maxRows: 0 }),
+    ]);
+    return true;
+  }
+
   private async forwardToHome(analysis: Analysis, mode: StatementMode): Promise<void> {
     const home = this.runtime.router.topology.home.id;
     const route: Route = { kind: "region", region: home, readOnly: true, anywhere: false };
@@ -836,7 +900,6 @@ export class Session {
     const txn = this.txn!;
     const action = analysis.transaction!.action;
     const commit = action === "commit" && txn.status !== "E";
-    const primary = txn.primaryLeg();
     const legs = [...txn.legs.values()];
     if (action === "prepare" && txn.writeRegions.size > 1) {
       this.fail(refuseClientPrepareAcrossRegions([...txn.writeRegions]), mode);
@@ -846,6 +909,20 @@ export class Session {
       this.fail(refuseSecondWriteRegion(txn.writeRegion ?? legs[0]!.region, legs[1]!.region), mode);
       return;
     }
+    if (action === "prepare" && legs.length === 0 && !txn.failed) {
+      // Nothing ran in the block yet: PostgreSQL still prepares it (empty), so a server must.
+      const opened = await this.legFor(
+        this.pinnedLeg?.region ?? this.runtime.router.topology.home.id,
+        false,
+        mode,
+      );
+      if (opened instanceof PgError) {
+        this.fail(opened, mode);
+        return;
+      }
+      legs.push(opened);
+    }
+    const primary = txn.primaryLeg();
     let committed = commit;
     const twoPhase = commit && txn.writeRegions.size > 1;
     if (twoPhase) {

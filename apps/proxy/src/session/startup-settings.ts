@@ -30,7 +30,7 @@ const remembered = new WeakMap<object, Map<string, ReadonlyMap<string, string>>>
  * rolls back, RESET ALL (what another client left on the connection, and the proxy's own
  * application_name, are not this client's), one `set_config(name, value, true)` per setting, then
  * `current_setting` of every reported parameter. The connection is left as it was. An answer is
- * remembered (per `scope` and user, bounded), so drivers that always send the same startup
+ * remembered (per `scope` and client role and database, bounded), so drivers that always send the same startup
  * parameters pay the round trip once.
  *
  * Settings PostgreSQL accepts only at connect (PGC_BACKEND, such as `log_connections`) fail
@@ -42,21 +42,23 @@ export async function checkStartupSettings(
   settings: readonly (readonly [string, string])[],
   scope: object,
   acquire: () => Promise<Lease>,
-  user = "",
+  client = "",
 ): Promise<PgError | ReadonlyMap<string, string>> {
   const sets = settings.map(
     ([name, value]) => `pg_catalog.set_config(${quoteLiteral(name)}, ${quoteLiteral(value)}, true)`,
   );
   const report = REPORTED_PARAMETERS.map((name) => `pg_catalog.current_setting(${quoteLiteral(name)})`);
   const sql = `BEGIN; RESET ALL; ${sets.length === 0 ? "" : `SELECT ${sets.join(", ")}; `}SELECT ${report.join(", ")}; ROLLBACK`;
-  const key = `${user}\u0000${sql}`;
+  const key = `${client}\u0000${sql}`;
   let known = remembered.get(scope);
   const answer = known?.get(key);
   if (answer !== undefined) return answer;
   let lease: Lease;
   try {
     lease = await acquire();
-  } catch {
+  } catch (error) {
+    // The server refused the client's database: the login fails as it would there (3D000).
+    if (error instanceof PgError && error.code === SqlState.invalid_catalog_name) return asFatal(error);
     return new Map();
   }
   let reported: Map<string, string>;

@@ -21,7 +21,7 @@ port = 0
 [[topology.regions]]
 id = "only"
 home = true
-primary = { host = "127.0.0.1", port = ${port}, database = "postgres", user = "postgres" }
+primary = { host = "127.0.0.1", port = ${port}, user = "postgres" }
 
 [routing]
 default_placement = { placement = "pinned" }

@@ -126,10 +126,12 @@ function readEndpoint(reader: FieldReader): Endpoint {
   const password = reader.string("password");
   const sslmode = reader.choice("sslmode", SSL_MODES);
   const sslrootcert = reader.string("sslrootcert");
+  const database = reader.string("database");
   return {
     host: reader.requiredString("host"),
     port: reader.integer("port", DEFAULTS.region.port, 1, MAX_PORT),
-    database: reader.string("database", DEFAULTS.region.database),
+    database: database ?? DEFAULTS.region.database,
+    fixedDatabase: database !== undefined,
     ...(user === undefined ? {} : { user }),
     ...(password === undefined ? {} : { password }),
     ...(sslmode === undefined ? {} : { sslmode }),

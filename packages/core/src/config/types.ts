@@ -11,7 +11,13 @@ export type SslMode = (typeof SSL_MODES)[number];
 export interface Endpoint {
   readonly host: string;
   readonly port: number;
+  /** The database of the proxy's own connections, and of every client's when `fixedDatabase`. */
   readonly database: string;
+  /**
+   * The configuration named `database`: every client's connections open it, whatever database
+   * the client asked for. Otherwise each client gets the database it names, as on one server.
+   */
+  readonly fixedDatabase: boolean;
   readonly user?: string;
   readonly password?: string;
   /** TLS to this server, overriding `[tls] backend_sslmode`. */

@@ -1,0 +1,136 @@
+import { encodeBind, encodeDescribe, encodeExecute, encodeParse, encodeQuery, encodeSync } from "@geo/proto";
+import { RawClient } from "@geo/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type OneRegion, startOneRegion } from "./support/one-region.js";
+import { exchange, type SideBySide, sideBySide } from "./support/side-by-side.js";
+
+// Every exchange here runs straight against PostgreSQL and through geoproxy in one-region mode;
+// the client must read the same messages both ways.
+let region: OneRegion;
+let pair: SideBySide;
+
+beforeAll(async () => {
+  region = await startOneRegion({
+    initSql:
+      "CREATE DATABASE second_db;\nCREATE TABLE items (id int PRIMARY KEY, name text); INSERT INTO items SELECT g, 'item ' || g FROM generate_series(1, 5) g;",
+  });
+  pair = await sideBySide(region.direct, region.proxy.port);
+});
+afterAll(async () => {
+  await pair?.close();
+  await region?.close();
+});
+
+/** Parse, Bind and Execute of one statement with the unnamed statement and portal, as pipelines send them. */
+function step(sql: string, describe = false): Buffer[] {
+  return [
+    encodeParse({ name: "", sql, paramTypes: [] }),
+    encodeBind({ portal: "", statement: "", paramFormats: [], params: [], resultFormats: [] }),
+    ...(describe ? [encodeDescribe({ target: "P", name: "" })] : []),
+    encodeExecute({ portal: "", maxRows: 0 }),
+  ];
+}
+
+async function same(bytes: Buffer, readies = 1): Promise<string[]> {
+  const [direct, proxied] = await pair.both(bytes, readies);
+  expect(proxied).toEqual(direct);
+  return direct;
+}
+
+describe("extended protocol, as libpq's pipeline mode uses it", () => {
+  it("answers a pipeline whose transaction fails at its first statement", async () => {
+    const lines = await same(
+      Buffer.concat([
+        ...step("BEGIN"),
+        ...step("SELECT no_such_column", true),
+        ...step("CREATE TABLE voila ()"),
+        ...step("COMMIT"),
+        encodeSync(),
+      ]),
+    );
+    expect(lines.at(-1)).toBe("ReadyForQuery E");
+    await same(Buffer.concat([...step("ROLLBACK"), encodeSync()]));
+  });
+
+  it("reports a statement the server cannot parse at Parse, not later", async () => {
+    const lines = await same(
+      Buffer.concat([encodeParse({ name: "", sql: "SELEC 1", paramTypes: [] }), encodeSync()]),
+    );
+    expect(lines[0]).toBe("ErrorResponse 42601");
+  });
+
+  it("reports an unknown table at Parse", async () => {
+    await same(
+      Buffer.concat([
+        encodeParse({ name: "s_missing", sql: "SELECT * FROM no_such_table", paramTypes: [] }),
+        encodeDescribe({ target: "S", name: "s_missing" }),
+        encodeSync(),
+      ]),
+    );
+  });
+});
+
+describe("transaction control", () => {
+  it("prepares an empty transaction as PostgreSQL does", async () => {
+    await same(encodeQuery({ sql: "BEGIN" }));
+    // One server behind both: each side prepares under its own name.
+    const direct = await exchange(
+      pair.direct,
+      encodeQuery({ sql: "PREPARE TRANSACTION 'geo_empty_direct'" }),
+    );
+    const proxied = await exchange(
+      pair.proxied,
+      encodeQuery({ sql: "PREPARE TRANSACTION 'geo_empty_proxied'" }),
+    );
+    expect(proxied).toEqual(direct);
+    expect(direct[0]).toBe("CommandComplete PREPARE TRANSACTION");
+    expect((await pair.proxied.query("COMMIT PREPARED 'geo_empty_proxied'")).error).toBeUndefined();
+    expect((await pair.direct.query("COMMIT PREPARED 'geo_empty_direct'")).error).toBeUndefined();
+  });
+});
+
+describe("cursors declared in SQL", () => {
+  it("are portals a client can Describe and Execute", async () => {
+    await same(encodeQuery({ sql: "BEGIN; DECLARE c CURSOR FOR SELECT id, name FROM items ORDER BY id" }));
+    await same(
+      Buffer.concat([
+        encodeDescribe({ target: "P", name: "c" }),
+        encodeExecute({ portal: "c", maxRows: 2 }),
+        encodeExecute({ portal: "c", maxRows: 2 }),
+        encodeSync(),
+      ]),
+    );
+    await same(encodeQuery({ sql: "COMMIT" }));
+  });
+});
+
+describe("the database a client names", () => {
+  it("refuses a database that does not exist with 3D000, as PostgreSQL does", async () => {
+    const attempt = RawClient.connect({
+      host: "127.0.0.1",
+      port: region.proxy.port,
+      user: "postgres",
+      database: "no_such_database",
+      timeoutMs: 5_000,
+    });
+    await expect(attempt).rejects.toMatchObject({ code: "3D000" });
+  });
+
+  it("opens the database the client names", async () => {
+    const client = await RawClient.connect({
+      host: "127.0.0.1",
+      port: region.proxy.port,
+      user: "postgres",
+      database: "second_db",
+      timeoutMs: 5_000,
+    });
+    try {
+      expect((await client.query("SELECT current_database()")).rows).toEqual([["second_db"]]);
+      // Its tables are that database's: the first one's are not there.
+      expect((await client.query("SELECT count(*) FROM items")).error?.code).toBe("42P01");
+    } finally {
+      await client.close();
+    }
+    expect((await pair.proxied.query("SELECT current_database()")).rows).toEqual([["postgres"]]);
+  });
+});
