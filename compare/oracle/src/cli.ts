@@ -147,7 +147,7 @@ async function grammarMain(values: {
           if (done % 250 === 0) console.error(`  seed ${seed}: ${done}/${count} graded`);
         },
       });
-      wrong += report.wrong;
+      wrong += report.wrong + report.lost.length;
       console.log(formatGrammarReport(report, { seed, start }));
       console.log("");
     }

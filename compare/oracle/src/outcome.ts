@@ -51,6 +51,11 @@ const asText = { getTypeParser: () => (value: string) => value };
 /** One connection that runs scripts with the simple query protocol and reports text results. */
 export class ScriptClient {
   private client: pg.Client | undefined;
+  private closing = false;
+  private droppedWith: string | undefined;
+  private lastSql: string | undefined;
+  /** Connections found dropped after a statement had answered: that statement, and why. */
+  readonly lost: { readonly after: string; readonly message: string }[] = [];
 
   constructor(
     private readonly target: {
@@ -77,7 +82,13 @@ export class ScriptClient {
       application_name: "geo-oracle",
     });
     // A dropped connection is reported by the query that needed it; this keeps it from being thrown.
-    client.on("error", () => {});
+    // One that drops between statements is noted against the statement before (see `lost`).
+    client.on("error", (error: Error) => {
+      if (this.client === client && !this.closing) this.droppedWith ??= error.message;
+    });
+    client.on("end", () => {
+      if (this.client === client && !this.closing) this.droppedWith ??= "the server closed the connection";
+    });
     await client.connect();
     this.client = client;
     return client;
@@ -93,6 +104,12 @@ export class ScriptClient {
       const step = steps[index]!;
       const sql = typeof step === "string" ? step : step.sql;
       const values = typeof step === "string" ? undefined : step.values;
+      if (this.droppedWith !== undefined && !inTransaction) {
+        // Dropped after the last statement answered: note it, and run this one on a new connection.
+        this.lost.push({ after: this.lastSql ?? "(nothing)", message: this.droppedWith });
+        await this.reset();
+      }
+      this.lastSql = sql;
       try {
         const client = await this.connection();
         const result =
@@ -106,13 +123,36 @@ export class ScriptClient {
                   rowMode: "array",
                   queryMode: "extended",
                 } as pg.QueryArrayConfig);
-        results.push({
-          kind: "rows",
-          command: result.command,
-          rowCount: result.rowCount,
-          columns: (result.fields ?? []).map((field) => ({ name: field.name, typeOid: field.dataTypeID })),
-          rows: (result.rows as (string | null)[][]) ?? [],
-        });
+        // A string of several statements answers with one result each: they are kept as one
+        // step, each row tagged with the number of the statement that returned it.
+        const parts = (Array.isArray(result) ? result : [result]) as pg.QueryArrayResult[];
+        results.push(
+          parts.length === 1
+            ? {
+                kind: "rows",
+                command: result.command,
+                rowCount: result.rowCount,
+                columns: (result.fields ?? []).map((field) => ({
+                  name: field.name,
+                  typeOid: field.dataTypeID,
+                })),
+                rows: (result.rows as (string | null)[][]) ?? [],
+              }
+            : {
+                kind: "rows",
+                command: parts.map((part) => `${part.command} ${part.rowCount ?? ""}`).join("; "),
+                rowCount: null,
+                columns: parts.flatMap((part, i) =>
+                  (part.fields ?? []).map((field) => ({
+                    name: `${i}.${field.name}`,
+                    typeOid: field.dataTypeID,
+                  })),
+                ),
+                rows: parts.flatMap((part, i) =>
+                  ((part.rows as (string | null)[][]) ?? []).map((row) => [String(i), ...row]),
+                ),
+              },
+        );
         if (/^\s*BEGIN\b/i.test(sql)) inTransaction = true;
         if (/^\s*(ROLLBACK|COMMIT)\b/i.test(sql)) inTransaction = false;
       } catch (error) {
@@ -137,7 +177,10 @@ export class ScriptClient {
   async reset(): Promise<void> {
     const client = this.client;
     this.client = undefined;
+    this.droppedWith = undefined;
+    this.closing = true;
     await client?.end().catch(() => {});
+    this.closing = false;
   }
 
   async close(): Promise<void> {

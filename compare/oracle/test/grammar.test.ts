@@ -131,6 +131,6 @@ describe("geoproxy against one PostgreSQL, on adversarial generated statements",
     const text = formatGrammarReport(report, { seed: CI_SEED, start: 0 });
     // Refusing everything would pass a check of wrong answers alone.
     expect(report.agreed, text).toBeGreaterThan(CI_COUNT / 2);
-    expect(report.wrong === 0 ? "" : text).toBe("");
+    expect(report.wrong + report.lost.length === 0 ? "" : text).toBe("");
   });
 });

@@ -1159,6 +1159,124 @@ class Generator {
   }
 }
 
+/**
+ * A write with RETURNING inside a transaction that is rolled back: BEGIN; the write; a read of what
+ * it changed; ROLLBACK; the same read again (a write that escaped its transaction shows there).
+ * Every column is given, so no default (now(), an identity) differs between servers.
+ */
+function writeSteps(gen: Generator, ctx: Context): GrammarStep[] {
+  const key = (alias: string) =>
+    gen.keyPredicate({ ref: `${alias}.tenant_id`, name: "tenant_id", type: "text", key: true });
+  const tenant = () => lit(ctx.tenantValue());
+  const userRow = (id: number) =>
+    `(${tenant()}, ${id}, ${lit(ctx.pick(USER_NAMES))}, ${lit(ctx.pick(COUNTRY_CODES))}, ${ctx.int(18, 70)}, NULL, ${ctx.pick(["true", "false"])}, '2025-01-01 00:00:00+00')`;
+  const choices: (readonly [number, () => { write: string; read: string }])[] = [
+    [
+      3,
+      () => ({
+        write: `INSERT INTO users (tenant_id, id, name, country, age, last_seen, active, created_at) VALUES ${Array.from({ length: ctx.int(1, 3) }, (_, i) => userRow(100 + i)).join(", ")} RETURNING tenant_id, id, name`,
+        read: "SELECT tenant_id, id, name FROM users WHERE id >= 100",
+      }),
+    ],
+    [
+      3,
+      () => {
+        const where = ctx.chance(0.7)
+          ? key("u")
+          : gen.predicate({ scope: scopeOfTable("users", "u"), outer: [], depth: 1 });
+        return {
+          write: `UPDATE users u SET age = coalesce(u.age, 0) + 1 WHERE ${where} RETURNING u.tenant_id, u.id, u.age`,
+          read: `SELECT count(*), sum(age) FROM users`,
+        };
+      },
+    ],
+    [
+      2,
+      () => ({
+        write: `DELETE FROM orders o WHERE ${ctx.chance(0.7) ? key("o") : `o.status = ${lit(ctx.pick(ORDER_STATUSES))}`} RETURNING o.tenant_id, o.id, o.total`,
+        read: "SELECT count(*), sum(total) FROM orders",
+      }),
+    ],
+    [
+      2,
+      () => ({
+        write: `UPDATE currencies SET digits = digits + 1 WHERE code ${ctx.pick(["= 'EUR'", "IN ('USD', 'JPY')", "<> 'CHF'"])} RETURNING code, digits`,
+        read: "SELECT code, digits FROM currencies",
+      }),
+    ],
+    [
+      1,
+      () => ({
+        write: `INSERT INTO currencies (code, name, digits) VALUES ('XAU', 'gold', 3)${ctx.chance(0.5) ? ", ('XAG', 'silver', 3)" : ""} RETURNING code, name`,
+        read: "SELECT count(*) FROM currencies",
+      }),
+    ],
+    [
+      1,
+      () => ({
+        write: `UPDATE fx_rates SET rate = rate * 2 WHERE base = ${lit(ctx.pick(["EUR", "USD"]))} RETURNING base, quote, rate`,
+        read: "SELECT sum(rate) FROM fx_rates",
+      }),
+    ],
+    [
+      1,
+      () => ({
+        write: `INSERT INTO eu_audit (tenant_id, action, at) VALUES (${tenant()}, 'login', '2025-01-01 00:00:00+00') RETURNING tenant_id, action, at`,
+        read: "SELECT count(*) FROM eu_audit",
+      }),
+    ],
+    [
+      1,
+      () => ({
+        write: `UPDATE orders o SET total = o.total + 1 FROM users u WHERE u.tenant_id = o.tenant_id AND u.id = o.user_id AND ${key("u")} RETURNING o.tenant_id, o.id, o.total`,
+        read: "SELECT sum(total) FROM orders",
+      }),
+    ],
+  ];
+  const { write, read } = ctx.weighted(choices)();
+  return [
+    { sql: "BEGIN", ordered: false },
+    { sql: write, ordered: false },
+    { sql: read, ordered: false },
+    { sql: "ROLLBACK", ordered: false },
+    { sql: read, ordered: false },
+  ];
+}
+
+function scopeOfTable(name: string, alias: string): Col[] {
+  const def = [...TABLES, ...INT_TABLES].find((t) => t.name === name)!;
+  return def.cols.map(([col, type]) => ({
+    ref: `${alias}.${col}`,
+    name: col,
+    type,
+    key: def.placement === "partitioned" && (col === "tenant_id" || col === "acct"),
+  }));
+}
+
+/**
+ * Keeps only the parameters the text uses (a clause drawn and then dropped may have taken one),
+ * numbered again from $1 in order of first use.
+ */
+function bindUsed(
+  sql: string,
+  values: readonly string[] | undefined,
+): { sql: string; values: string[] | undefined; renumbered: boolean } {
+  if (values === undefined) return { sql, values: undefined, renumbered: false };
+  const order: number[] = [];
+  for (const match of sql.matchAll(/\$(\d+)/g)) {
+    const n = Number(match[1]);
+    if (!order.includes(n)) order.push(n);
+  }
+  if (order.length === values.length && order.every((n, i) => n === i + 1))
+    return { sql, values: [...values], renumbered: false };
+  const renumber = new Map(order.map((n, i) => [n, i + 1]));
+  return {
+    sql: sql.replace(/\$(\d+)/g, (_, n: string) => `$${renumber.get(Number(n))}`),
+    values: order.map((n) => values[n - 1]!),
+    renumbered: true,
+  };
+}
+
 function groupingSets(groupBy: string | undefined): boolean {
   return groupBy !== undefined && /^(ROLLUP|CUBE|GROUPING SETS)/.test(groupBy);
 }
@@ -1182,7 +1300,9 @@ export type GrammarKind =
   | "prepare"
   | "tlp"
   | "norec"
-  | "int-key";
+  | "int-key"
+  | "write"
+  | "multi";
 
 export interface GrammarStatement {
   readonly seed: number;
@@ -1209,6 +1329,8 @@ const KINDS: readonly (readonly [number, GrammarKind])[] = [
   [12, "tlp"],
   [6, "norec"],
   [8, "int-key"],
+  [6, "write"],
+  [3, "multi"],
 ];
 
 const TOP: Env = { scope: [], outer: [], depth: 0 };
@@ -1219,16 +1341,24 @@ export function generateGrammarStatement(seed: number, index: number): GrammarSt
   const ctx = new Context(rng);
   const gen = new Generator(ctx);
   const kind = ctx.weighted(KINDS);
-  const single = (query: QueryNode, values?: string[]): GrammarStatement => ({
-    seed,
-    index,
-    kind,
-    world: kind === "int-key" ? "int" : "text",
-    query,
-    steps: [
-      { sql: render(query), values, ordered: query.order?.total === true && query.order.orderBy.length > 0 },
-    ],
-  });
+  const single = (query: QueryNode, values?: string[]): GrammarStatement => {
+    const bound = bindUsed(render(query), values);
+    return {
+      seed,
+      index,
+      kind,
+      world: kind === "int-key" ? "int" : "text",
+      // A renumbered text no longer matches its tree's parameter numbers: it is not shrunk.
+      query: bound.renumbered ? undefined : query,
+      steps: [
+        {
+          sql: bound.sql,
+          values: bound.values,
+          ordered: query.order?.total === true && query.order.orderBy.length > 0,
+        },
+      ],
+    };
+  };
   switch (kind) {
     case "select":
       return single(gen.select(TOP, { top: true }));
@@ -1303,7 +1433,8 @@ export function generateGrammarStatement(seed: number, index: number): GrammarSt
     case "prepare": {
       ctx.params = [];
       const query = gen.select(TOP, { top: true });
-      const params = ctx.params;
+      const bound = bindUsed(render(query), ctx.params);
+      const params = bound.values ?? [];
       const name = `oracle_p${index}`;
       const typed = params.length > 0 && ctx.chance(0.4);
       const ordered = query.order?.total === true && query.order.orderBy.length > 0;
@@ -1311,7 +1442,7 @@ export function generateGrammarStatement(seed: number, index: number): GrammarSt
       const execute = `EXECUTE ${name}${params.length > 0 ? `(${args})` : ""}`;
       const steps: GrammarStep[] = [
         {
-          sql: `PREPARE ${name}${typed ? `(${params.map((_, i) => (/^\d+$/.test(params[i]!) ? "bigint" : "text")).join(", ")})` : ""} AS ${render(query)}`,
+          sql: `PREPARE ${name}${typed ? `(${params.map((_, i) => (/^\d+$/.test(params[i]!) ? "bigint" : "text")).join(", ")})` : ""} AS ${bound.sql}`,
           ordered: false,
         },
         { sql: execute, ordered },
@@ -1333,6 +1464,21 @@ export function generateGrammarStatement(seed: number, index: number): GrammarSt
         render(base, `(${p}) IS NULL`),
       ].map((sql) => ({ sql, ordered: false }));
       return { seed, index, kind, world: "text", steps, tlp: { distinct } };
+    }
+    case "write":
+      return { seed, index, kind, world: "text", steps: writeSteps(gen, ctx) };
+    case "multi": {
+      // Several statements in one Query message, answered in order.
+      const parts: string[] = [];
+      for (let i = 0; i < ctx.int(2, 3); i++) {
+        let query = gen.select(TOP, { top: true });
+        for (let tries = 0; tries < 5 && query.outputs.some((o) => o.type === "real"); tries++)
+          query = gen.select(TOP, { top: true });
+        if (query.outputs.some((o) => o.type === "real")) continue;
+        parts.push(render(query));
+      }
+      if (parts.length === 0) parts.push("SELECT count(*) AS c1 FROM users");
+      return { seed, index, kind, world: "text", steps: [{ sql: parts.join("; "), ordered: false }] };
     }
     case "norec": {
       const from = gen.fromClause(TOP, ctx.int(0, 1));

@@ -180,6 +180,8 @@ export interface GrammarReport {
   readonly refusalReasons: Map<string, number>;
   readonly errorAgreements: Map<string, number>;
   readonly wrongs: readonly GrammarWrong[];
+  /** Proxy connections that dropped after a statement had answered: a failure like a wrong answer. */
+  readonly lost: readonly { readonly after: string; readonly message: string }[];
   readonly elapsedMs: number;
 }
 
@@ -228,6 +230,7 @@ export async function runGrammar(
   const refusalReasons = new Map<string, number>();
   const errorAgreements = new Map<string, number>();
   const wrongs: GrammarWrong[] = [];
+  const lost: { after: string; message: string }[] = [];
   let agreed = 0;
   let agreedOnError = 0;
   let refused = 0;
@@ -271,6 +274,7 @@ export async function runGrammar(
       options.onGraded?.(statement, g);
     }
   } finally {
+    for (const pair of [clients.text, clients.int]) if (pair !== undefined) lost.push(...pair.proxy.lost);
     await Promise.all(
       [clients.text, clients.int].flatMap((pair) =>
         pair === undefined ? [] : [pair.reference.close(), pair.proxy.close()],
@@ -287,6 +291,7 @@ export async function runGrammar(
     refusalReasons,
     errorAgreements,
     wrongs,
+    lost,
     elapsedMs: performance.now() - started,
   };
 }
@@ -377,6 +382,14 @@ export function formatGrammarReport(report: GrammarReport, options: { seed: numb
       );
     }
   }
-  lines.push(report.wrong === 0 ? "PASS: nothing wrong." : `FAIL: ${report.wrong} wrong.`);
+  if (report.lost.length > 0) {
+    lines.push("", `### ${report.lost.length} connection(s) dropped by the proxy after answering`, "");
+    for (const l of report.lost) lines.push(`after: ${l.after}`, `  ${l.message}`, "");
+  }
+  lines.push(
+    report.wrong + report.lost.length === 0
+      ? "PASS: nothing wrong."
+      : `FAIL: ${report.wrong} wrong, ${report.lost.length} connection(s) dropped.`,
+  );
   return lines.join("\n");
 }
