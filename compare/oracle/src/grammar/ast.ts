@@ -123,7 +123,8 @@ export function shrinkCandidates(node: QueryNode): QueryNode[] {
     });
   }
   if (node.order !== undefined) {
-    out.push({ ...node, order: undefined });
+    // DISTINCT ON without its ORDER BY picks any row of each group: drop both together.
+    out.push({ ...node, order: undefined, distinct: node.distinct === "all" ? "all" : undefined });
     if (node.order.offset !== undefined) out.push({ ...node, order: { ...node.order, offset: undefined } });
   }
   if (node.having !== undefined) out.push({ ...node, having: undefined });
