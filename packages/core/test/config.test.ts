@@ -269,7 +269,9 @@ port = 9100
       failureDelayMaxMs: DEFAULTS.auth.failureDelayMaxMs,
       failureWindowMs: DEFAULTS.auth.failureWindowMs,
       timeoutMs: DEFAULTS.auth.timeoutMs,
+      startupTimeoutMs: DEFAULTS.auth.startupTimeoutMs,
       maxUnauthenticated: DEFAULTS.auth.maxUnauthenticated,
+      maxUnauthenticatedPerAddress: DEFAULTS.auth.maxUnauthenticatedPerAddress,
     });
     expect(config.tls.backendSslmode).toBe("verify-full");
     expect(config.admin).toEqual({ host: "127.0.0.1", port: 9100, tls: false });

@@ -36,7 +36,9 @@ export const DEFAULTS = {
     failureDelayMaxMs: 10_000,
     failureWindowMs: 600_000,
     timeoutMs: 60_000,
+    startupTimeoutMs: 5_000,
     maxUnauthenticated: 100,
+    maxUnauthenticatedPerAddress: 20,
   },
   pool: {
     min: 0,
@@ -46,6 +48,8 @@ export const DEFAULTS = {
     checkoutTimeoutMs: 5_000,
     maxWaiters: 1_000,
     warm: false,
+    unreachableTimeoutMs: 5_000,
+    tcpKeepaliveMs: 10_000,
   },
   tls: {
     requireClientTls: false,

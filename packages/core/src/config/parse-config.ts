@@ -323,7 +323,9 @@ function readAuth(reader: FieldReader | undefined): AuthConfig {
     "failure_delay_max_ms",
     "failure_window_ms",
     "timeout_ms",
+    "startup_timeout_ms",
     "max_unauthenticated",
+    "max_unauthenticated_per_address",
   ]);
   const users = reader.tables("users").map((user): AuthUser => {
     user.onlyKnown(["name", "password", "verifier"]);
@@ -350,7 +352,14 @@ function readAuth(reader: FieldReader | undefined): AuthConfig {
     failureDelayMaxMs: reader.integer("failure_delay_max_ms", d.failureDelayMaxMs, 0, MAX_MS),
     failureWindowMs: reader.integer("failure_window_ms", d.failureWindowMs, 0, MAX_MS),
     timeoutMs: reader.integer("timeout_ms", d.timeoutMs, 1, MAX_MS),
+    startupTimeoutMs: reader.integer("startup_timeout_ms", d.startupTimeoutMs, 1, MAX_MS),
     maxUnauthenticated: reader.integer("max_unauthenticated", d.maxUnauthenticated, 1, 1_000_000),
+    maxUnauthenticatedPerAddress: reader.integer(
+      "max_unauthenticated_per_address",
+      d.maxUnauthenticatedPerAddress,
+      1,
+      1_000_000,
+    ),
   };
 }
 
@@ -365,6 +374,8 @@ function readPool(reader: FieldReader | undefined): PoolConfig {
     "checkout_timeout_ms",
     "max_waiters",
     "warm",
+    "unreachable_timeout_ms",
+    "tcp_keepalive_ms",
   ]);
   const pool: PoolConfig = {
     min: reader.integer("min", d.min, 0, 10_000),
@@ -374,6 +385,8 @@ function readPool(reader: FieldReader | undefined): PoolConfig {
     checkoutTimeoutMs: reader.integer("checkout_timeout_ms", d.checkoutTimeoutMs, 1, MAX_MS),
     maxWaiters: reader.integer("max_waiters", d.maxWaiters, 0, 10_000_000),
     warm: reader.boolean("warm", d.warm),
+    unreachableTimeoutMs: reader.integer("unreachable_timeout_ms", d.unreachableTimeoutMs, 10, MAX_MS),
+    tcpKeepaliveMs: reader.integer("tcp_keepalive_ms", d.tcpKeepaliveMs, 0, MAX_MS),
   };
   if (pool.min > pool.max) reader.fail("invalid_value", "min", `min (${pool.min}) exceeds max (${pool.max})`);
   return pool;

@@ -108,8 +108,15 @@ export interface AuthConfig {
   readonly failureWindowMs: number;
   /** A client that has not finished logging in after this long is disconnected. */
   readonly timeoutMs: number;
-  /** Connections that have not yet logged in, at most; more are refused at once. */
+  /** A client must have sent its StartupMessage (TLS handshake included) within this long. */
+  readonly startupTimeoutMs: number;
+  /**
+   * Connections that have not yet logged in, at most; when full, the oldest that has sent nothing
+   * is closed to make room, and without one the newcomer is refused (53300).
+   */
   readonly maxUnauthenticated: number;
+  /** The same cap for the connections of one client address. */
+  readonly maxUnauthenticatedPerAddress: number;
 }
 
 export interface PoolConfig {
@@ -120,6 +127,13 @@ export interface PoolConfig {
   readonly checkoutTimeoutMs: number;
   readonly maxWaiters: number;
   readonly warm: boolean;
+  /**
+   * A backend that leaves a statement unanswered and answers no liveness probe for this long is
+   * unreachable: its waiting connections are broken and new statements fail at once until it answers.
+   */
+  readonly unreachableTimeoutMs: number;
+  /** TCP keepalive idle time of backend sockets (0: off). */
+  readonly tcpKeepaliveMs: number;
 }
 
 export interface TlsConfig {
