@@ -8,7 +8,7 @@ import { formatReport } from "./report.js";
 import { describeFailure, runOracle } from "./run-oracle.js";
 
 const usage = [
-  "pnpm --filter @geo/compare-oracle run oracle -- --statements 2000 --seed 1[,2,...] [--start 0] [--shrink 40] [--control] [--verbose] [--print]   (the adversarial grammar generator)",
+  "pnpm --filter @geo/compare-oracle run oracle -- --statements 2000 --seed 1[,2,...] [--start 0] [--shrink 40] [--collation C|icu] [--control] [--verbose] [--print]   (the adversarial grammar generator)",
   "pnpm --filter @geo/compare-oracle run oracle -- --families [--count 2000] [--seed 1] [--start 0] [--protocol both|simple|extended] [--shapes] [--verbose]",
 ].join("\n");
 
@@ -38,6 +38,7 @@ async function main(): Promise<number> {
       print: { type: "boolean", default: false },
       shrink: { type: "string" },
       control: { type: "boolean", default: false },
+      collation: { type: "string" },
       seed: { type: "string" },
       start: { type: "string" },
       protocol: { type: "string" },
@@ -104,6 +105,7 @@ async function grammarMain(values: {
   print?: boolean;
   shrink?: string;
   control?: boolean;
+  collation?: string;
 }): Promise<number> {
   const count = integer(values.statements, 2000, "statements");
   const seeds = (values.seed ?? "1").split(",").map((seed) => integer(seed, 1, "seed"));
@@ -115,7 +117,12 @@ async function grammarMain(values: {
     return 0;
   }
   console.error("starting three regions, a reference PostgreSQL and geoproxy (grammar world) ...");
-  const world = await startOracleWorld({ world: "grammar" });
+  if (values.collation !== undefined && values.collation !== "C" && values.collation !== "icu")
+    throw new Error(`--collation must be C or icu, got ${values.collation}\n${usage}`);
+  const world = await startOracleWorld({
+    world: "grammar",
+    collation: values.collation === "icu" ? "icu" : "C",
+  });
   const onSignal = () => {
     console.error("\ninterrupted: stopping the servers");
     void world.stop().finally(() => process.exit(130));

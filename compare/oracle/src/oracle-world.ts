@@ -54,6 +54,11 @@ export interface OracleWorld {
   stop(): Promise<void>;
 }
 
+/** The grammar world's database with an ICU default collation (`--collation icu`). */
+const ICU_DATABASE = "geo_icu";
+const ICU_DATABASE_OPTIONS =
+  "TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C' LOCALE_PROVIDER icu ICU_LOCALE 'und'";
+
 /** Other plans for the control run: sorting instead of hashing, so ties meet in another order. */
 const CONTROL_PLANS = "-c enable_hashagg=off -c enable_hashjoin=off -c enable_memoize=off";
 
@@ -61,10 +66,11 @@ const CONTROL_PLANS = "-c enable_hashagg=off -c enable_hashjoin=off -c enable_me
 export function oracleConfigToml(
   servers: readonly PgServer[],
   kind: WorldKind | "int-keys" = "families",
+  databaseName?: string,
 ): string {
   const regions = REGIONS.map((region, index) => {
     const server = servers[index]!;
-    const database = kind === "int-keys" ? INT_DATABASE : server.database;
+    const database = databaseName ?? (kind === "int-keys" ? INT_DATABASE : server.database);
     return `[[topology.regions]]
 id = "${region}"
 home = ${region === HOME_REGION}
@@ -104,10 +110,19 @@ async function load(server: PgServer, sql: string, database?: string): Promise<v
  * loads each region's rows and every row into the reference, and starts geoproxy in this process.
  */
 export async function startOracleWorld(
-  options: { logLevel?: "silent" | "error" | "warn"; world?: WorldKind } = {},
+  options: {
+    logLevel?: "silent" | "error" | "warn";
+    world?: WorldKind;
+    /**
+     * The grammar world's default collation: the servers' C (initdb --locale=C), or databases
+     * created with the ICU provider (`und`, the root locale), where "Bob" sorts after "alice".
+     */
+    collation?: "C" | "icu";
+  } = {},
 ): Promise<OracleWorld> {
   const kind = options.world ?? "families";
   const grammar = kind === "grammar";
+  const icu = grammar && options.collation === "icu";
   const cluster: PgCluster = await startCluster({
     count: REGIONS.length + 1,
     initSql: grammar ? grammarSchemaSql() : SCHEMA_SQL,
@@ -117,13 +132,27 @@ export async function startOracleWorld(
   try {
     const servers = cluster.servers;
     const reference = servers[REGIONS.length]!;
-    await Promise.all([
-      ...REGIONS.map((region, index) =>
-        load(servers[index]!, grammar ? grammarDataSql(region) : dataSql(region)),
-      ),
-      load(reference, grammar ? grammarDataSql("reference") : dataSql("reference")),
-    ]);
-    const config = parseConfig(oracleConfigToml(servers, kind), "oracle.toml");
+    if (icu) {
+      await Promise.all(
+        servers.map(async (server, index) => {
+          await load(server, `CREATE DATABASE ${ICU_DATABASE} ${ICU_DATABASE_OPTIONS}`);
+          const region = index < REGIONS.length ? REGIONS[index]! : "reference";
+          await load(server, `${grammarSchemaSql()}\n${grammarDataSql(region)}`, ICU_DATABASE);
+        }),
+      );
+    } else {
+      await Promise.all([
+        ...REGIONS.map((region, index) =>
+          load(servers[index]!, grammar ? grammarDataSql(region) : dataSql(region)),
+        ),
+        load(reference, grammar ? grammarDataSql("reference") : dataSql("reference")),
+      ]);
+    }
+    const textDatabase = icu ? ICU_DATABASE : reference.database;
+    const config = parseConfig(
+      oracleConfigToml(servers, kind, icu ? ICU_DATABASE : undefined),
+      "oracle.toml",
+    );
     const tenants = grammar ? GRAMMAR_TENANTS : TENANTS;
     const directory = new MemoryDirectory(tenants.map((tenant) => [tenant.key, tenant.region] as const));
     proxy = await startProxy({ config, directory, port: 0, logLevel: options.logLevel ?? "silent" });
@@ -135,7 +164,7 @@ export async function startOracleWorld(
           await load(server, `${INT_SCHEMA_SQL}\n${intDataSql(region)}`, INT_DATABASE);
         }),
       );
-      await load(reference, `CREATE DATABASE ${CONTROL_DATABASE}`);
+      await load(reference, `CREATE DATABASE ${CONTROL_DATABASE}${icu ? ` ${ICU_DATABASE_OPTIONS}` : ""}`);
       await load(reference, `CREATE DATABASE ${INT_CONTROL_DATABASE}`);
       await load(reference, `${grammarSchemaSql()}\n${grammarDataSql("reference", true)}`, CONTROL_DATABASE);
       await load(reference, `${INT_SCHEMA_SQL}\n${intDataSql("reference", true)}`, INT_CONTROL_DATABASE);
@@ -156,7 +185,7 @@ export async function startOracleWorld(
         host: reference.host,
         port: reference.port,
         user: reference.user,
-        database: reference.database,
+        database: textDatabase,
       },
       proxy: { host: running.host, port: running.port, user: "postgres", database: "postgres" },
       regions: REGIONS.map((region, index) => ({ region, server: servers[index]! })),
