@@ -55,6 +55,7 @@ export {
   refuseCopyAcrossRegions,
   refuseCrossRegionJoin,
   refuseExplainAcrossRegions,
+  refuseHintWritesElsewhere,
   refuseKeyUpdate,
   refuseReplicatedWriteFromRows,
   refuseReplicatedWriteVolatile,

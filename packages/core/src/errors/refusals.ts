@@ -11,6 +11,7 @@ export const REFUSAL_CODES = [
   "unplaceable-insert-row",
   "unsplittable-insert",
   "unknown-region-hint",
+  "hint-writes-elsewhere",
   "write-reads-elsewhere",
   "utility-across-regions",
   "copy-across-regions",
@@ -134,6 +135,19 @@ export function refuseUnknownRegionHint(region: string, regions: readonly Region
     INVALID_PARAMETER_VALUE,
     `the hint names region ${region}, which is not in the topology`,
     `use one of: ${list(regions)}`,
+  );
+}
+
+/**
+ * A hint that would send a write where its rows do not live: the rows would be written where
+ * reads of them never look (or, for a table kept in every region, in one copy only).
+ */
+export function refuseHintWritesElsewhere(hint: string, where: string): Refusal {
+  return refusal(
+    "hint-writes-elsewhere",
+    FEATURE_NOT_SUPPORTED,
+    `the hint ${hint} would write rows outside the region that holds them (${where})`,
+    "drop the hint: geoproxy routes writes to the region of their keys by itself (a hint may steer reads and DDL)",
   );
 }
 

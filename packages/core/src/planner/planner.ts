@@ -6,6 +6,7 @@ import {
   refuseCopyAcrossRegions,
   refuseCrossRegionJoin,
   refuseExplainAcrossRegions,
+  refuseHintWritesElsewhere,
   refuseKeyUpdate,
   refuseReplicatedWriteFromRows,
   refuseReplicatedWriteVolatile,
@@ -126,7 +127,13 @@ class Planning {
     if (hintedRegion !== undefined) {
       if (!topology.hasRegion(hintedRegion))
         return refused(refuseUnknownRegionHint(hintedRegion, topology.regionIds));
+      if (this.writesRows()) return this.checkHintedWrite(hintedRegion);
       return this.single(hintedRegion);
+    }
+    const hintedKey = analysis.hints.key;
+    if (hintedKey !== undefined && this.writesRows()) {
+      const conflict = this.keyHintConflict(hintedKey);
+      if (conflict !== undefined) return refused(refuseHintWritesElsewhere(`key=${hintedKey}`, conflict));
     }
     for (const ref of this.refs) {
       const resolved = this.resolve(ref);
@@ -146,6 +153,62 @@ class Planning {
     if (typeof insertMasks === "object" && "refusal" in insertMasks) return insertMasks.refusal;
     const writes = this.refs.some((ref) => ref.access === "write");
     return writes ? this.planWrite(masks, insertMasks) : this.planRead(masks);
+  }
+
+  /** A statement that writes table rows (DDL is the operator's to steer, and writes nothing per key). */
+  private writesRows(): boolean {
+    return this.analysis.kind !== "ddl" && this.refs.some((ref) => ref.access === "write");
+  }
+
+  /**
+   * A write with a region hint runs only where its rows live anyway: planned without the hint,
+   * it must land in the hinted region alone (or wait for its parameters, or be refused itself).
+   */
+  private checkHintedWrite(region: RegionId): Plan {
+    const { region: _hinted, ...hints } = this.analysis.hints;
+    const unhinted = plan({ ...this.analysis, hints }, this.context);
+    if (unhinted.kind === "refused" && unhinted.refusal.code === "unplaced-table") {
+      // Tables the configuration does not place (a temporary table, say) are where the hint
+      // says: they may be written there, as long as no placed table is written with them.
+      const placedWrite = this.refs.some((ref) => ref.access === "write" && this.resolve(ref) !== undefined);
+      if (!placedWrite) return this.single(region);
+    }
+    if (unhinted.kind === "deferred" || unhinted.kind === "refused") return unhinted;
+    if (unhinted.kind === "single" && unhinted.region === region) return this.single(region);
+    const where =
+      unhinted.kind === "single"
+        ? unhinted.region
+        : unhinted.kind === "local"
+          ? "none"
+          : unhinted.regions.join(", ");
+    return refused(refuseHintWritesElsewhere(`region=${region}`, where));
+  }
+
+  /**
+   * A key hint says which key a write's rows belong to: a key the statement itself names for a
+   * geo-partitioned table it writes (a WHERE on the key, an INSERT row's key) must be that key,
+   * or the rows would go to the hinted key's region. Returns the conflicting key, if any.
+   */
+  private keyHintConflict(hintKey: string): string | undefined {
+    const keyType = this.topology.routing.keyType;
+    const hinted = canonicalKey(hintKey, keyType);
+    const differs = (value: KeyValue): boolean =>
+      value.kind === "literal" && value.type !== "null" && canonicalKey(value.text, keyType) !== hinted;
+    for (const [index, ref] of this.refs.entries()) {
+      if (ref.access !== "write") continue;
+      const resolved = this.resolve(ref);
+      if (resolved?.placement !== "geo_partitioned") continue;
+      if (ref.key.kind !== "any") {
+        const other = ref.key.values.find(differs);
+        if (other !== undefined && other.kind === "literal") return `key ${other.text}`;
+      }
+      if (this.analysis.insert?.table === index) {
+        for (const key of this.analysis.insert.rowKeys) {
+          if (key !== undefined && differs(key) && key.kind === "literal") return `key ${key.text}`;
+        }
+      }
+    }
+    return undefined;
   }
 
   private single(region: RegionId): Plan {
