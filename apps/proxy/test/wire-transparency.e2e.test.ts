@@ -1,4 +1,14 @@
-import { encodeBind, encodeDescribe, encodeExecute, encodeParse, encodeQuery, encodeSync } from "@geo/proto";
+import {
+  encodeBind,
+  encodeCopyData,
+  encodeCopyDone,
+  encodeCopyFail,
+  encodeDescribe,
+  encodeExecute,
+  encodeParse,
+  encodeQuery,
+  encodeSync,
+} from "@geo/proto";
 import { RawClient } from "@geo/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OneRegion, startOneRegion } from "./support/one-region.js";
@@ -12,7 +22,7 @@ let pair: SideBySide;
 beforeAll(async () => {
   region = await startOneRegion({
     initSql:
-      "CREATE DATABASE second_db;\nCREATE TABLE items (id int PRIMARY KEY, name text); INSERT INTO items SELECT g, 'item ' || g FROM generate_series(1, 5) g;",
+      "CREATE DATABASE second_db;\nCREATE TABLE loaded (id int, name text);\nCREATE TABLE items (id int PRIMARY KEY, name text); INSERT INTO items SELECT g, 'item ' || g FROM generate_series(1, 5) g;",
   });
   pair = await sideBySide(region.direct, region.proxy.port);
 });
@@ -101,6 +111,74 @@ describe("cursors declared in SQL", () => {
       ]),
     );
     await same(encodeQuery({ sql: "COMMIT" }));
+  });
+});
+
+describe("COPY", () => {
+  const rows = (text: string) => encodeCopyData({ data: Buffer.from(text) });
+
+  it("loads rows with COPY FROM STDIN, in text and CSV, the data sent behind the statement", async () => {
+    // Sent in one write, as libpq does once the server asked: the data may arrive with the statement.
+    const lines = await same(
+      Buffer.concat([
+        encodeQuery({ sql: "COPY loaded FROM STDIN" }),
+        rows("1\tone\n2\t\\N\n"),
+        encodeCopyDone(),
+      ]),
+    );
+    expect(lines).toContain("CommandComplete COPY 2");
+    await same(
+      Buffer.concat([
+        encodeQuery({ sql: "COPY loaded (id, name) FROM STDIN WITH (FORMAT csv, HEADER true)" }),
+        rows('id,name\n3,"th,ree"\n'),
+        rows("4,four\n"),
+        encodeCopyDone(),
+      ]),
+    );
+    // Each side loaded its rows into the one server: both see all eight.
+    const [direct, proxied] = await pair.both(
+      encodeQuery({ sql: "SELECT count(*), count(name) FROM loaded" }),
+    );
+    expect(proxied).toEqual(direct);
+    expect(direct).toContain('DataRow ["8","6"]');
+  });
+
+  it("reports bad data and keeps the session usable", async () => {
+    const lines = await same(
+      Buffer.concat([encodeQuery({ sql: "COPY loaded FROM STDIN" }), rows("x\tbad\n"), encodeCopyDone()]),
+    );
+    expect(lines).toContain("ErrorResponse 22P02");
+    await same(encodeQuery({ sql: "SELECT 1" }));
+  });
+
+  it("stops at CopyFail with the client's message", async () => {
+    const lines = await same(
+      Buffer.concat([
+        encodeQuery({ sql: "COPY loaded FROM STDIN" }),
+        rows("9\tnine\n"),
+        encodeCopyFail({ message: "changed my mind" }),
+      ]),
+    );
+    expect(lines).toContain("ErrorResponse 57014");
+  });
+
+  it("loads rows inside a transaction block and rolls them back with it", async () => {
+    await same(encodeQuery({ sql: "BEGIN" }));
+    await same(
+      Buffer.concat([encodeQuery({ sql: "COPY loaded FROM STDIN" }), rows("10\tten\n"), encodeCopyDone()]),
+    );
+    await same(encodeQuery({ sql: "ROLLBACK" }));
+    const [direct, proxied] = await pair.both(
+      encodeQuery({ sql: "SELECT count(*) FROM loaded WHERE id = 10" }),
+    );
+    expect(proxied).toEqual(direct);
+    expect(direct).toContain('DataRow ["0"]');
+  });
+
+  it("copies rows out with COPY TO STDOUT", async () => {
+    await same(
+      encodeQuery({ sql: "COPY (SELECT id, name FROM items ORDER BY id) TO STDOUT WITH (FORMAT csv)" }),
+    );
   });
 });
 

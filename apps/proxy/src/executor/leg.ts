@@ -40,9 +40,10 @@ export class Leg {
     return this.outstanding > 0;
   }
 
-  write(bytes: Buffer | readonly Buffer[]): void {
+  /** False when the connection's socket buffer is full: wait for `connection.drained()`. */
+  write(bytes: Buffer | readonly Buffer[]): boolean {
     this.writeCount++;
-    this.connection.write(bytes);
+    return this.connection.write(bytes);
   }
 
   /**

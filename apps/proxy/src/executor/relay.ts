@@ -84,6 +84,8 @@ export class Relay {
   errorsSent = 0;
   /** Told the SQLSTATE of each ErrorResponse sent to the client (the metrics count them). */
   onErrorSent: ((sqlstate: string) => void) | null = null;
+  /** Told when a backend enters COPY FROM STDIN for the client: the client's data goes to `leg`. */
+  onCopyIn: ((leg: Leg) => void) | null = null;
 
   constructor(
     private readonly client: ClientWriter,
@@ -275,7 +277,14 @@ export class Relay {
       return;
     }
     if (code === BackendCode.CopyInResponse) {
-      // COPY FROM is refused before it is sent; one hidden from the analysis is failed here.
+      // The client's own COPY FROM, allowed through to one region: its data goes to this leg
+      // until CopyDone or CopyFail. Any other (one hidden from the analysis) is failed here.
+      if (unit.mode === "relay" && this.onCopyIn !== null) {
+        this.send(frame.bytes, leg);
+        this.flush();
+        this.onCopyIn(leg);
+        return;
+      }
       leg.write(encodeCopyFail({ message: "COPY FROM is not supported through geoproxy" }));
       return;
     }

@@ -76,7 +76,7 @@ export class Router {
     const decided = this.plan(analysis, params);
     switch (decided.kind) {
       case "single":
-        if (analysis.kind === "copy" && analysis.tables.some((table) => table.access === "write")) {
+        if (analysis.kind === "copy" && !this.copyFromFitsOneRegion(analysis)) {
           return { kind: "error", error: refuseCopyFrom() };
         }
         return {
@@ -116,6 +116,27 @@ export class Router {
       case "local":
         return this.pinnedRegionOf(analysis) ?? this.topology.home.id;
     }
+  }
+
+  /**
+   * A COPY FROM goes to one region as it is when every row it loads belongs there whatever its
+   * key: a pinned table (or one placed by default), a replicated table at its writer, or any
+   * table when there is only one region. A geo-partitioned table's rows would have to be split
+   * by key, which the proxy does not do; a key hint cannot vouch for rows it has not read.
+   */
+  private copyFromFitsOneRegion(analysis: Analysis): boolean {
+    const written = analysis.tables.filter((table) => table.access === "write");
+    if (written.length === 0) return true;
+    if (this.topology.regions.length === 1) return true;
+    if (analysis.hints.key !== undefined) return false;
+    return written.every((table) => {
+      const policy =
+        (table.schema === undefined
+          ? undefined
+          : this.topology.tables.get(`${table.schema}.${table.name}`)) ??
+        this.topology.tables.get(table.name);
+      return policy === undefined || policy.placement !== "geo_partitioned";
+    });
   }
 
   private pinnedRegionOf(analysis: Analysis): string | undefined {

@@ -138,6 +138,7 @@ export class Session {
       () => this.status(),
     );
     this.extended = new ExtendedQuery(this);
+    this.relay.onCopyIn = (leg) => this.onCopyIn(leg);
     this.closedPromise = new Promise((resolve) => {
       this.resolveClosed = resolve;
     });
@@ -180,6 +181,11 @@ export class Session {
         this.fatal(protocolViolation(frame));
         return;
       }
+      // COPY data goes straight to the backend while the statement waiting for it runs.
+      if (this.copyInLeg !== null && isCopyFromClient(frame.code) && this.inbox.length === 0) {
+        this.copyToBackend(frame);
+        continue;
+      }
       if (frame.code === STARTUP_FRAME_CODE) {
         this.onStartupFrame(frame);
         if ((this.phase as SessionPhase) === "closed") return;
@@ -193,6 +199,31 @@ export class Session {
     }
     if (this.inbox.length > INBOX_HIGH) this.socket.pause();
     this.kick();
+  }
+
+  /** The leg a COPY FROM STDIN of the client's is writing to, between CopyInResponse and CopyDone/CopyFail. */
+  private copyInLeg: Leg | null = null;
+
+  /** The backend asked for the client's COPY data: what the client already sent goes first. */
+  private onCopyIn(leg: Leg): void {
+    this.copyInLeg = leg;
+    while (this.copyInLeg !== null && this.inbox.length > 0 && isCopyFromClient(this.inbox[0]!.code)) {
+      this.copyToBackend(this.inbox.shift()!);
+    }
+  }
+
+  private copyToBackend(frame: Frame): void {
+    const leg = this.copyInLeg!;
+    if (frame.code !== FrontendCode.CopyData) this.copyInLeg = null;
+    if (leg.broken !== null) return;
+    // Copied: the framer reuses its buffer, and the socket keeps what it was given until sent.
+    if (!leg.write(Buffer.from(frame.bytes)) && !this.socket.isPaused()) {
+      // The backend reads slower than the client sends: stop reading the client meanwhile.
+      this.socket.pause();
+      void leg.connection.drained().then(() => {
+        if (this.inbox.length < INBOX_HIGH) this.socket.resume();
+      });
+    }
   }
 
   private kick(): void {
@@ -243,7 +274,9 @@ export class Session {
       case FrontendCode.CopyData:
       case FrontendCode.CopyDone:
       case FrontendCode.CopyFail:
-        // Outside COPY FROM (which is refused before it starts) these are ignored, as PostgreSQL does.
+        // A COPY's data queued behind other messages goes to its backend in order; outside a
+        // COPY FROM these are ignored, as PostgreSQL does.
+        if (this.copyInLeg !== null) this.copyToBackend(frame);
         return;
       default:
         this.fatal(unexpectedMessage(`message type '${String.fromCharCode(frame.code)}'`));
@@ -500,6 +533,7 @@ export class Session {
     if (this.batchLegs.get(leg.region) === leg) this.batchLegs.delete(leg.region);
     this.replicas.forget(leg);
     if (this.activeLeg === leg) this.activeLeg = null;
+    if (this.copyInLeg === leg) this.copyInLeg = null;
     this.relay.failLeg(leg, wasPinned ? pinnedConnectionLost(leg.region) : backendLost(leg.region, error));
     leg.release(true);
   }
@@ -1130,6 +1164,10 @@ export class Session {
     this.pinnedLeg = null;
     this.activeLeg = null;
   }
+}
+
+function isCopyFromClient(code: number): boolean {
+  return code === FrontendCode.CopyData || code === FrontendCode.CopyDone || code === FrontendCode.CopyFail;
 }
 
 /** Console answers are text columns, as PostgreSQL describes `text`. */

@@ -19,6 +19,8 @@ export function describeMessage(message: BackendMessage): string {
       return `ParameterDescription ${message.typeOids.join(",")}`;
     case "ReadyForQuery":
       return `ReadyForQuery ${message.status}`;
+    case "CopyData":
+      return `CopyData ${JSON.stringify(message.data.toString("utf8"))}`;
     case "ParameterStatus":
       return `ParameterStatus ${message.name}=${message.value}`;
     default:
