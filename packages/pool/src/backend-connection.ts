@@ -455,6 +455,15 @@ export class BackendConnection {
     clearTimeout(timer);
   }
 
+  /**
+   * Breaks the connection with `error`, as a failed socket would: whoever waits on it (its
+   * receiver, `onBroken` listeners, a pending internal statement) learns why. Used when the backend
+   * stopped answering while its socket stays open. No effect unless ready.
+   */
+  fail(error: PgError): void {
+    this.breakWith(error);
+  }
+
   /** Closes the socket at once, without Terminate. */
   destroy(): void {
     if (this.currentPhase !== ConnectionPhase.broken) this.currentPhase = ConnectionPhase.closed;
