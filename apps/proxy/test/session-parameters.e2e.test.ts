@@ -346,10 +346,8 @@ describe("the extended protocol (postgres.js)", () => {
     expect(await run("proxy", false)).toEqual(direct);
   });
 
-  // Known gap outside the session-settings code: extended-query.ts sends each backend Sync as a
-  // "silent" unit, so the ParameterStatus PostgreSQL sends before ReadyForQuery at Sync (the
-  // only place it reports a change made in the extended protocol) never reaches the client.
-  it.fails("reports the same ParameterStatus values at each Sync", async () => {
+  // PostgreSQL reports a change made in the extended protocol before the ReadyForQuery of Sync.
+  it("reports the same ParameterStatus values at each Sync", async () => {
     const direct = await run("direct", true);
     expect(await run("proxy", true)).toEqual(direct);
   });

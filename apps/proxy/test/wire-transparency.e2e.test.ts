@@ -22,7 +22,7 @@ let pair: SideBySide;
 beforeAll(async () => {
   region = await startOneRegion({
     initSql:
-      "CREATE DATABASE second_db;\nCREATE TABLE loaded (id int, name text);\nCREATE TABLE items (id int PRIMARY KEY, name text); INSERT INTO items SELECT g, 'item ' || g FROM generate_series(1, 5) g;",
+      "CREATE DATABASE second_db;\nCREATE TABLE loaded (id int, name text);\nCREATE TABLE deferred_parent (id int PRIMARY KEY);\nCREATE TABLE deferred_child (parent int REFERENCES deferred_parent DEFERRABLE INITIALLY DEFERRED);\nCREATE TABLE items (id int PRIMARY KEY, name text); INSERT INTO items SELECT g, 'item ' || g FROM generate_series(1, 5) g;",
   });
   pair = await sideBySide(region.direct, region.proxy.port);
 });
@@ -210,5 +210,14 @@ describe("the database a client names", () => {
       await client.close();
     }
     expect((await pair.proxied.query("SELECT current_database()")).rows).toEqual([["postgres"]]);
+  });
+});
+
+describe("a batch outside a transaction block", () => {
+  it("reports the failure of its implicit COMMIT at Sync (a deferred constraint)", async () => {
+    const lines = await same(
+      Buffer.concat([...step("INSERT INTO deferred_child VALUES (42)"), encodeSync()]),
+    );
+    expect(lines).toContain("ErrorResponse 23503");
   });
 });

@@ -302,12 +302,12 @@ export class Relay {
         this.onErrorSent?.(sqlStateOf(frame.payload));
         this.send(frame.bytes, leg);
       }
-      if (unit.kind === "query") return;
+      // A Query's or a Sync's answer goes on to its ReadyForQuery (a Sync fails when the implicit
+      // block's COMMIT does).
+      if (unit.kind === "query" || unit.kind === "sync") return;
       this.finish(unit, null);
-      if (unit.kind !== "sync") {
-        if (relayed) this.onExtendedError();
-        this.skipToSync();
-      }
+      if (relayed) this.onExtendedError();
+      this.skipToSync();
       return;
     }
     if (code === BackendCode.ReadyForQuery) {

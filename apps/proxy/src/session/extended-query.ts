@@ -628,10 +628,14 @@ export class ExtendedQuery {
       if (leg.broken !== null) continue;
       // The leg in use needs no activation: no promise for the common one-leg batch.
       if (leg !== session.currentLeg) await session.activate(leg);
+      // Relayed but for its ReadyForQuery (the client gets one, the proxy's): a server reports
+      // changed settings (ParameterStatus) just before it, and an implicit block's COMMIT fails
+      // there (a deferred constraint), which the client must hear.
       session.relay.expect({
         leg,
         kind: "sync",
-        mode: "silent",
+        mode: "relay",
+        dropReadyForQuery: true,
         done: (_unit, status) => {
           if (session.txn === null && (status === "T" || status === "E")) {
             const txn = new Transaction("BEGIN", false, session.settings.snapshot());
