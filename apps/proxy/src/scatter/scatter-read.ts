@@ -20,7 +20,7 @@ import {
 } from "./shape-cache.js";
 import { Shipment, ShipmentBudget } from "./shipment.js";
 import { mergeKeys } from "./sort-keys.js";
-import { typeNames } from "./type-names.js";
+import { type ShippedType, shippedTypes, typeNames } from "./type-names.js";
 
 /** One execution of a scatter read: the statement, its plan, the client's parameters and formats. */
 export interface ScatterRequest {
@@ -242,27 +242,35 @@ async function openScatterWith(
     }
 
     // Home finish: the regions' rows (or partials) travel home as typed arrays; PostgreSQL finishes.
+    await checkShippedCollations(session, request, sqls, shapes, describedBy, connections);
+    // Each shape's type OIDs are named by the region that described it: the OIDs of types created
+    // by users differ from server to server (another region may not know it, or mean another type).
     const shipped = (merge.tier === "gather" ? merge.sources.map((s) => s.regionSql) : [merge.regionSql]).map(
       (sql) => ({
         fields: shapeOf(sql).fields ?? [],
-        region: jobs.find((job) => job.sql === sql)!.region,
+        region: describedBy[sqls.indexOf(sql)]!,
       }),
     );
-    await checkShippedCollations(session, request, sqls, shapes, describedBy, connections);
     // One lookup per region at most, all at once: a channel is read by one reader at a time.
-    const oidsByRegion = new Map<string, number[]>();
+    const typesByRegion = new Map<string, { types: ShippedType[]; names: string[] }>();
     for (const { fields: shapeFields, region } of shipped) {
-      oidsByRegion.set(region, [...(oidsByRegion.get(region) ?? []), ...shapeFields.map((f) => f.typeOid)]);
+      const known = typesByRegion.get(region) ?? { types: [], names: [] };
+      known.types.push(...shippedTypes(shapeFields));
+      known.names.push(...shapeFields.map((f) => f.name));
+      typesByRegion.set(region, known);
     }
     await Promise.all(
-      [...oidsByRegion].map(([region, oids]) => typeNames(session.runtime, channelOf(region), oids)),
+      [...typesByRegion].map(([region, { types, names }]) =>
+        typeNames(session.runtime, channelOf(region), types, names),
+      ),
     );
     const shipments: Shipment[] = [];
     for (const { fields: shapeFields, region } of shipped) {
       const names = await typeNames(
         session.runtime,
         channelOf(region),
-        shapeFields.map((f) => f.typeOid),
+        shippedTypes(shapeFields),
+        shapeFields.map((f) => f.name),
       );
       shipments.push(new Shipment(shapeFields, names));
     }

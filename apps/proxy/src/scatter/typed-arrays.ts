@@ -5,6 +5,7 @@ import type { FormatCode } from "@geo/proto";
  * home statement. Built-in scalar types travel in binary (exact whatever the session's DateStyle
  * or extra_float_digits); array-typed columns (bound as text[]) and types created by users (whose
  * OIDs differ from server to server) travel as a text array literal.
+ * Which is which: `shippingFormat`.
  */
 export class ColumnArray {
   private readonly values: (Buffer | null)[] = [];
@@ -72,9 +73,68 @@ export class ColumnArray {
 /** OIDs below this are PostgreSQL's own and the same on every server. */
 export const FIRST_USER_OID = 16384;
 
-/** How a column of this type is shipped: binary for built-in scalars, text otherwise. */
+/**
+ * The built-in scalar types that travel in binary, as `format_type` names them without a typmod:
+ * the same list as @geo/sql's home relation (`travelsAsText`), which binds every other column as
+ * `text[]` and casts it back to its exact name. A test holds the two lists together.
+ */
+export const BINARY_SCALAR_NAMES: ReadonlySet<string> = new Set([
+  "smallint",
+  "integer",
+  "bigint",
+  "real",
+  "double precision",
+  "numeric",
+  "boolean",
+  "text",
+  "character varying",
+  "character",
+  "bpchar",
+  "name",
+  "bytea",
+  "date",
+  "time without time zone",
+  "time with time zone",
+  "timestamp without time zone",
+  "timestamp with time zone",
+  "interval",
+  "uuid",
+  "json",
+  "jsonb",
+  "oid",
+  "inet",
+  "cidr",
+  "macaddr",
+  "macaddr8",
+  "money",
+  "bit",
+  "pg_catalog.bit",
+  "bit varying",
+  // Other spellings of the same types (format_type never gives them; plans and tests may).
+  "int",
+  "int2",
+  "int4",
+  "int8",
+  "float4",
+  "float8",
+  "bool",
+  "varchar",
+  "char",
+  "timestamptz",
+  "timestamp",
+  "time",
+  "timetz",
+  "decimal",
+]);
+
+/**
+ * How a column of this type is shipped: binary for the built-in scalars named above (their OIDs
+ * are the same on every server), text for everything else (arrays, composites, enums, domains,
+ * ranges, "char", types created by users), cast back to `typeName` at home.
+ */
 export function shippingFormat(typeOid: number, typeName: string): FormatCode {
   if (typeOid >= FIRST_USER_OID) return 0;
-  if (typeName.trimEnd().endsWith("]")) return 0;
-  return 1;
+  const bare = typeName.replace(/\(\d+(?:,\s*\d+)?\)/g, "").trim();
+  const base = bare.startsWith("interval") && !bare.includes("[") ? "interval" : bare;
+  return BINARY_SCALAR_NAMES.has(base) ? 1 : 0;
 }

@@ -1,0 +1,14 @@
+import { PgError, SqlState } from "@geo/proto";
+
+/**
+ * A column the home region would have to finish holds anonymous records (`row(...)`, a record
+ * returned by a function, an array of them): their text form cannot be cast back to an anonymous
+ * record, so no value could travel exactly. Refused rather than answered as something else.
+ */
+export function refuseShippingAnonymousRecord(column: string): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message: `the statement would ship anonymous records (column "${column}") to the home region, and their type cannot be named there`,
+    hint: "Select the row's fields as columns of their own, or cast the row to a named composite type (CREATE TYPE ... AS (...)); or constrain the partition key to one region.",
+  });
+}
