@@ -221,3 +221,13 @@ describe("a batch outside a transaction block", () => {
     expect(lines).toContain("ErrorResponse 23503");
   });
 });
+
+describe("SQL-level prepared statements", () => {
+  it("are prepared, executed and deallocated as on the server", async () => {
+    await same(encodeQuery({ sql: "PREPARE by_id (int) AS SELECT name FROM items WHERE id = $1" }));
+    const lines = await same(encodeQuery({ sql: "EXECUTE by_id(2)" }));
+    expect(lines).toContain('DataRow ["item 2"]');
+    await same(encodeQuery({ sql: "DEALLOCATE by_id" }));
+    await same(encodeQuery({ sql: "EXECUTE by_id(2)" }));
+  });
+});

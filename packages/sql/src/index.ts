@@ -62,3 +62,4 @@ export type { SqlErrorCode } from "./errors.js";
 export { SQL_ERROR_CODES, SqlAnalysisError, VALID_HINT_FORMS } from "./errors.js";
 
 export const packageName = "@geo/sql";
+export { preparedStatementText } from "./prepared-text.js";

@@ -58,6 +58,18 @@ export function refuseBatchAcrossRegions(written: string, attempted: string): Pg
   });
 }
 
+/**
+ * An SQL-level PREPARE whose statement would not run entirely in the region the session's
+ * prepared statements live in: each EXECUTE would read or write that region's rows only.
+ */
+export function refuseSqlPrepareAcrossRegions(region: string, where: string): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message: `PREPARE of a statement that runs in ${where} is not supported: its EXECUTE would run in region ${region} alone`,
+    hint: "Use the driver's prepared statements (protocol Parse/Bind), which geoproxy routes by their bound values, or send the statement itself.",
+  });
+}
+
 /** COPY FROM: its rows would have to be placed by key. */
 export function refuseCopyFrom(): PgError {
   return new PgError({

@@ -27,7 +27,7 @@ import {
   type StartupMessage,
   type TransactionStatus,
 } from "@geo/proto";
-import type { Analysis } from "@geo/sql";
+import { type Analysis, preparedStatementText } from "@geo/sql";
 import { runConsoleCommand } from "../console/index.js";
 import { commitAcrossRegions } from "../distributed/commit-across-regions.js";
 import { beginDistributedBatch } from "../distributed/distributed-batch.js";
@@ -41,6 +41,7 @@ import {
   pinnedConnectionLost,
   refuseFunctionCall,
   refuseSecondWriteRegion,
+  refuseSqlPrepareAcrossRegions,
   shuttingDown,
   unexpectedMessage,
 } from "../errors/catalog.js";
@@ -999,6 +1000,11 @@ export class Session {
   async runSessionStatement(analysis: Analysis, mode: StatementMode, sql: string): Promise<void> {
     const region =
       this.txn?.primaryLeg()?.region ?? this.pinnedLeg?.region ?? this.runtime.router.topology.home.id;
+    const prepareRefused = this.refusePrepareElsewhere(analysis, region);
+    if (prepareRefused !== null) {
+      this.fail(prepareRefused, mode);
+      return;
+    }
     const route: Route = { kind: "region", region, readOnly: true, anywhere: false };
     // RESET, RESET ALL, DISCARD ALL return to the client's startup values (settings/reset-to-startup.ts).
     const reset = resetToStartup(this.settings, analysis, this.txn !== null);
@@ -1049,6 +1055,33 @@ export class Session {
     }
     if (analysis.sessionEffects.every((effect) => effect.local)) txn.localSettings.push(sql);
     await this.settle();
+  }
+
+  /**
+   * SQL-level prepared statements live on the connection the PREPARE ran on, and every EXECUTE
+   * runs there: a statement is prepared only when all of it runs in that connection's region
+   * (always, with one region). Null when it may be prepared; otherwise the refusal.
+   */
+  private refusePrepareElsewhere(analysis: Analysis, region: string): PgError | null {
+    const router = this.runtime.router;
+    if (router.topology.regions.length === 1) return null;
+    if (!analysis.sessionEffects.some((effect) => effect.kind === "prepare")) return null;
+    const text = preparedStatementText(analysis.text);
+    if (text === undefined) return null;
+    const inner = router.analyze(text);
+    // A statement the proxy cannot read is the server's to refuse at PREPARE.
+    if (inner instanceof PgError) return null;
+    const decided = router.plan(inner);
+    if (decided.kind === "local" || (decided.kind === "single" && decided.region === region)) return null;
+    const where =
+      decided.kind === "single"
+        ? `region ${decided.region}`
+        : decided.kind === "scatter" || decided.kind === "distributed-write"
+          ? `regions ${decided.regions.join(", ")}`
+          : decided.kind === "deferred"
+            ? "the region its arguments choose"
+            : "no single region";
+    return refuseSqlPrepareAcrossRegions(region, where);
   }
 
   /** Console commands answered from the proxy's own state, as an ordinary result set. */
