@@ -247,7 +247,15 @@ describe("hostile input through a real socket", () => {
 
   it("caps connections that have not logged in (53300) and serves clients again once they are gone", async () => {
     const idle = await Promise.all(Array.from({ length: MAX_UNAUTHENTICATED }, () => open()));
-    for (const socket of idle) socket.on("error", () => undefined);
+    // Each starts a login and stalls in it: a silent socket would be closed to make room instead.
+    await Promise.all(
+      idle.map((socket) => {
+        socket.on("error", () => undefined);
+        socket.write(startup);
+        // Its first answer (the SASL request, or 53300 beyond the address's share) says the proxy read it.
+        return new Promise((resolve) => socket.once("data", resolve));
+      }),
+    );
     const refused = await throwAt(startup, 1_000);
     expect(sqlstate(refused)).toBe("53300");
     for (const socket of idle) socket.destroy();

@@ -55,6 +55,36 @@ export function authenticationTimeout(): PgError {
   });
 }
 
+/** `[auth] startup_timeout_ms` passed before the StartupMessage arrived. */
+export function startupTimeout(): PgError {
+  return new PgError({
+    code: SqlState.query_canceled,
+    severity: "FATAL",
+    message: "canceling authentication: no startup packet in time",
+    hint: "The client took longer than [auth] startup_timeout_ms to send its startup packet.",
+  });
+}
+
+/** `[auth] max_unauthenticated_per_address` connections of this address are already logging in. */
+export function tooManyLoggingInFrom(address: string, max: number): PgError {
+  return new PgError({
+    code: SqlState.too_many_connections,
+    severity: "FATAL",
+    message: `too many connections from ${address} are logging in (at most ${max})`,
+    hint: "Retry shortly; raise [auth] max_unauthenticated_per_address if legitimate clients behind one address hit this.",
+  });
+}
+
+/** A connection that had sent nothing was closed to make room for a newer one. */
+export function evictedSilent(): PgError {
+  return new PgError({
+    code: SqlState.too_many_connections,
+    severity: "FATAL",
+    message: "closing a connection that sent nothing: too many connections are logging in",
+    hint: "Send the startup packet as soon as the connection opens.",
+  });
+}
+
 /** `[auth] max_unauthenticated` connections are already logging in. */
 export function tooManyLoggingIn(max: number): PgError {
   return new PgError({

@@ -20,9 +20,12 @@ import { ReplayStream } from "../tls/replay-stream.js";
 import {
   authenticationTimeout,
   authProtocolViolation,
+  evictedSilent,
   sslRequestRepeated,
+  startupTimeout,
   tlsRequired,
   tooManyLoggingIn,
+  tooManyLoggingInFrom,
   unencryptedAfterSslRequest,
   verifierLookupFailed,
 } from "./auth-errors.js";
@@ -42,7 +45,11 @@ export interface FrontDoorOptions {
   readonly tls: ClientTls | null;
   /** `[auth] timeout_ms`: the whole handshake, TLS included. */
   readonly timeoutMs: number;
+  /** `[auth] startup_timeout_ms`: until the StartupMessage arrived, TLS handshake included. */
+  readonly startupTimeoutMs: number;
   readonly maxUnauthenticated: number;
+  /** `[auth] max_unauthenticated_per_address` */
+  readonly maxUnauthenticatedPerAddress: number;
   readonly store: VerifierStore;
   readonly throttle: FailureThrottle;
   readonly cancels: CancelRegistry;
@@ -76,31 +83,114 @@ export interface Admitted {
  * if (admitted !== null) { new Session(admitted.socket, runtime); admitted.socket.resume(); }
  * ```
  */
-export class FrontDoor {
+export class FrontDoor implements DoorSlots {
+  /** Connections holding a login slot, oldest first. */
   private readonly waiting = new Set<Handshake>();
+  /** The same, by client address. */
+  private readonly byAddress = new Map<string, Set<Handshake>>();
+  /** Failed logins waiting out their delay without a slot, oldest first. */
+  private readonly delaying = new Set<Handshake>();
+  private readonly delayingByAddress = new Map<string, number>();
 
   constructor(readonly options: FrontDoorOptions) {}
 
-  /** Connections that have not finished logging in. */
+  /** Connections that have not finished logging in, failed ones waiting out their delay included. */
   get pending(): number {
+    return this.waiting.size + this.delaying.size;
+  }
+
+  /** Connections holding a login slot (what `max_unauthenticated` caps). */
+  get loggingIn(): number {
     return this.waiting.size;
   }
 
+  /**
+   * Takes a new connection through the door. One address may hold at most
+   * `maxUnauthenticatedPerAddress` slots and everyone together `maxUnauthenticated`; when a cap is
+   * reached, the oldest connection under it that has sent nothing yet is closed to make room, and
+   * only without one is the newcomer refused (53300). A flood of silent sockets therefore cannot
+   * keep others out, and one address cannot take more than its share.
+   */
   admit(socket: Socket): Promise<Admitted | null> {
-    if (this.waiting.size >= this.options.maxUnauthenticated) {
-      socket.on("error", noop);
-      endConnection(socket, encodeErrorResponse(tooManyLoggingIn(this.options.maxUnauthenticated)));
-      return Promise.resolve(null);
-    }
-    const handshake = new Handshake(socket, this.options);
+    const address = socket.remoteAddress ?? "unknown";
+    const { maxUnauthenticated, maxUnauthenticatedPerAddress } = this.options;
+    const mine = this.byAddress.get(address);
+    if (mine !== undefined && mine.size >= maxUnauthenticatedPerAddress && !evictSilent(mine))
+      return refuse(socket, tooManyLoggingInFrom(address, maxUnauthenticatedPerAddress));
+    if (this.waiting.size >= maxUnauthenticated && !evictSilent(this.waiting))
+      return refuse(socket, tooManyLoggingIn(maxUnauthenticated));
+    const handshake = new Handshake(socket, address, this.options, this);
     this.waiting.add(handshake);
-    return handshake.result.finally(() => this.waiting.delete(handshake));
+    let set = this.byAddress.get(address);
+    if (set === undefined) {
+      set = new Set();
+      this.byAddress.set(address, set);
+    }
+    set.add(handshake);
+    return handshake.result;
   }
 
   /** Ends every connection still logging in (shutdown). */
   close(): void {
-    for (const handshake of this.waiting) handshake.abort();
+    for (const handshake of [...this.waiting, ...this.delaying]) handshake.abort();
   }
+
+  /**
+   * @internal A failed login starts its delay: its slot is freed for others, unless its address
+   * (or everyone) already has that many failures waiting, which bounds the sockets a guesser holds.
+   */
+  startDelay(handshake: Handshake): void {
+    const address = handshake.address;
+    const delayed = this.delayingByAddress.get(address) ?? 0;
+    if (
+      delayed >= this.options.maxUnauthenticatedPerAddress ||
+      this.delaying.size >= this.options.maxUnauthenticated
+    )
+      return;
+    this.releaseSlot(handshake);
+    this.delaying.add(handshake);
+    this.delayingByAddress.set(address, delayed + 1);
+  }
+
+  /** @internal The connection left the door (admitted, refused, closed). */
+  done(handshake: Handshake): void {
+    this.releaseSlot(handshake);
+    if (this.delaying.delete(handshake)) {
+      const left = (this.delayingByAddress.get(handshake.address) ?? 1) - 1;
+      if (left <= 0) this.delayingByAddress.delete(handshake.address);
+      else this.delayingByAddress.set(handshake.address, left);
+    }
+  }
+
+  private releaseSlot(handshake: Handshake): void {
+    if (!this.waiting.delete(handshake)) return;
+    const set = this.byAddress.get(handshake.address);
+    set?.delete(handshake);
+    if (set?.size === 0) this.byAddress.delete(handshake.address);
+  }
+}
+
+/** What a handshake tells the door about its slot. */
+interface DoorSlots {
+  startDelay(handshake: Handshake): void;
+  done(handshake: Handshake): void;
+}
+
+/** Closes the oldest connection of `slots` that has sent nothing; false when there is none. */
+function evictSilent(slots: ReadonlySet<Handshake>): boolean {
+  for (const handshake of slots) {
+    if (handshake.silent) {
+      handshake.evict();
+      return true;
+    }
+  }
+  return false;
+}
+
+function refuse(socket: Socket, error: PgError): Promise<null> {
+  socket.on("error", noop);
+  endConnection(socket, encodeErrorResponse(error));
+  return Promise.resolve(null);
 }
 
 const PHASES = ["startup", "negotiating", "looking-up", "authenticating", "delaying", "done"] as const;
@@ -111,7 +201,6 @@ class Handshake {
   readonly result: Promise<Admitted | null>;
   private resolve!: (admitted: Admitted | null) => void;
   private readonly framer = new FrontendFramer();
-  private readonly address: string;
   private stream: Socket;
   private encrypted = false;
   private phase: Phase = "startup";
@@ -119,6 +208,7 @@ class Handshake {
   private startup: { bytes: Buffer; user: string } | null = null;
   private exchange: LoginExchange | null = null;
   private readonly timer: NodeJS.Timeout;
+  private startupTimer: NodeJS.Timeout | null;
   private readonly onData = (chunk: Buffer) => this.receive(chunk);
   private readonly onError = (error: Error) =>
     this.options.log.debug({ err: error.message }, "client socket error");
@@ -126,17 +216,27 @@ class Handshake {
 
   constructor(
     private readonly raw: Socket,
+    readonly address: string,
     private readonly options: FrontDoorOptions,
+    private readonly slots: DoorSlots,
   ) {
     this.result = new Promise((resolve) => {
       this.resolve = resolve;
     });
-    this.address = raw.remoteAddress ?? "unknown";
     this.stream = raw;
     this.timer = setTimeout(() => {
       if (this.phase === "negotiating") this.abort();
       else this.fatal(authenticationTimeout());
     }, options.timeoutMs);
+    this.startupTimer =
+      options.startupTimeoutMs < options.timeoutMs
+        ? setTimeout(() => {
+            this.startupTimer = null;
+            if (this.startup !== null) return;
+            if (this.phase === "negotiating") this.abort();
+            else this.fatal(startupTimeout());
+          }, options.startupTimeoutMs)
+        : null;
     raw.setNoDelay(true);
     // Errors after the door closed (a reset while the session starts, a TLS layer that took the
     // socket over) must not be unhandled; the session logs its own.
@@ -144,9 +244,19 @@ class Handshake {
     this.listen(raw);
   }
 
+  /** Nothing has arrived on the connection yet. */
+  get silent(): boolean {
+    return !this.sawBytes && this.phase === "startup";
+  }
+
   abort(): void {
     this.finish(null);
     this.stream.destroy();
+  }
+
+  /** Closed to make room for a newer connection (see `FrontDoor.admit`). */
+  evict(): void {
+    this.fatal(evictedSilent());
   }
 
   private listen(stream: Socket): void {
@@ -291,6 +401,7 @@ class Handshake {
       return;
     }
     this.startup = { bytes, user: check.user };
+    this.clearStartupTimer();
     const method = this.options.method;
     if (method === "trust") {
       this.handOn();
@@ -332,6 +443,8 @@ class Handshake {
         const delay = this.options.throttle.failed(this.address);
         this.options.log.info({ user: this.startup?.user, address: this.address, delay }, "login failed");
         this.phase = "delaying";
+        // Waiting out the delay must not keep others from logging in.
+        this.slots.startDelay(this);
         const sleep = this.options.sleep ?? defaultSleep;
         void sleep(delay).then(() => this.fatal(step.error));
         return;
@@ -350,6 +463,12 @@ class Handshake {
     this.finish({ socket: stream, user: startup.user, encrypted: this.encrypted });
   }
 
+  private clearStartupTimer(): void {
+    if (this.startupTimer === null) return;
+    clearTimeout(this.startupTimer);
+    this.startupTimer = null;
+  }
+
   private fatal(error: PgError): void {
     if (this.phase === "done") return;
     const stream = this.stream;
@@ -361,6 +480,8 @@ class Handshake {
     if (this.phase === "done") return;
     this.phase = "done";
     clearTimeout(this.timer);
+    this.clearStartupTimer();
+    this.slots.done(this);
     if (admitted === null) this.unlisten();
     this.stream.on("error", noop);
     this.resolve(admitted);
