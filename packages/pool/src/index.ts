@@ -56,6 +56,14 @@ export { HealthMonitor, type HealthMonitorOptions } from "./health/health-monito
 export { type HealthProber, PROBE_SQL, type ProbeReading } from "./health/health-prober.js";
 export { formatLsn, parseLsn } from "./health/lsn.js";
 export { type ReplicaChoice, type ReplicaChoiceOptions, ReplicaRefusal } from "./health/replica-choice.js";
+export {
+  type HealthEvents,
+  LIVENESS_APPLICATION_NAME,
+  type UnreachableChange,
+  UnreachableGuard,
+  type UnreachableGuardOptions,
+  unreachableBroken,
+} from "./health/unreachable-guard.js";
 export { WriteFence } from "./health/write-fence.js";
 export { Lease, type ReleaseOptions } from "./lease.js";
 export { Pool, type PoolCloseOptions, type PoolStats, SlotState } from "./pool.js";

@@ -1,6 +1,13 @@
 import { randomBytes } from "node:crypto";
 import type { GeoConfig } from "@geo/core";
-import type { ConnectFunction, Lease } from "@geo/pool";
+import {
+  BackendConnection,
+  type BackendEndpoint,
+  type ConnectFunction,
+  type HealthMonitor,
+  type Lease,
+  UnreachableGuard,
+} from "@geo/pool";
 import type { Logger } from "../log.js";
 import type { CancelRegistry } from "../server/cancel-registry.js";
 import { backendUpgrades } from "../tls/backend-upgrades.js";
@@ -29,6 +36,15 @@ export interface Security {
   readonly clientTls: ClientTls | null;
   readonly throttle: FailureThrottle;
   readonly store: VerifierStore | null;
+  /** Bounds waits on backends that stopped answering (`[pool] unreachable_timeout_ms`). */
+  readonly guard: UnreachableGuard;
+  /**
+   * Lets the health monitor's verdicts break connections to a backend it marked down, and tells it
+   * of backends the guard found unreachable (SHOW HEALTH then says so).
+   */
+  watchHealth(monitor: HealthMonitor | undefined): void;
+  /** Stops the guard's checks and closes its probe connections. */
+  close(): Promise<void>;
   /** The front door, once the pools exist (the verifier lookup runs on the home region's pool). */
   openDoor(deps: {
     readonly acquireHome: () => Promise<Lease>;
@@ -82,14 +98,42 @@ export function prepareSecurity(config: GeoConfig, options: SecurityOptions = {}
     now: options.now,
   });
   let store: VerifierStore | null = null;
+  let log: Logger | null = null;
+  let monitor: HealthMonitor | undefined;
+  const guard = new UnreachableGuard({
+    endpoints: guardedEndpoints(config),
+    timeoutMs: config.pool.unreachableTimeoutMs,
+    keepaliveMs: config.pool.tcpKeepaliveMs,
+    probeConnect: backendConnectFor(config, passthrough, upgrades, options.connect),
+    onChange(change) {
+      const fields = { region: change.endpoint.region, backend: change.address, broken: change.broken };
+      if (change.unreachable) {
+        log?.error({ ...fields, reason: change.reason }, "backend unreachable: its statements fail at once");
+        if (monitor?.status(change.address) !== undefined)
+          monitor.reportFailure(change.address, change.reason);
+      } else log?.info(fields, "backend answers again");
+    },
+  });
+  const base: ConnectFunction =
+    options.connect ?? ((connectOptions) => BackendConnection.connect(connectOptions));
   const security: Security = {
-    connect: backendConnectFor(config, passthrough, upgrades, options.connect),
+    connect: backendConnectFor(config, passthrough, upgrades, guard.wrap(base)),
     clientTls,
     throttle,
+    guard,
     get store() {
       return store;
     },
+    watchHealth(health) {
+      if (health === undefined || monitor !== undefined) return;
+      monitor = health;
+      guard.watch(health);
+    },
+    close() {
+      return guard.close();
+    },
     openDoor(deps) {
+      log = deps.log;
       store = new VerifierStore({
         configured,
         lookup:
@@ -103,7 +147,9 @@ export function prepareSecurity(config: GeoConfig, options: SecurityOptions = {}
         method: auth.method,
         tls: clientTls,
         timeoutMs: auth.timeoutMs,
+        startupTimeoutMs: auth.startupTimeoutMs,
         maxUnauthenticated: auth.maxUnauthenticated,
+        maxUnauthenticatedPerAddress: auth.maxUnauthenticatedPerAddress,
         store,
         throttle,
         cancels: deps.cancels,
@@ -115,6 +161,21 @@ export function prepareSecurity(config: GeoConfig, options: SecurityOptions = {}
     },
   };
   return security;
+}
+
+/** Every backend of the configuration, as the guard names them. */
+function guardedEndpoints(config: GeoConfig): BackendEndpoint[] {
+  return config.regions.flatMap((region) =>
+    [region.primary, ...region.replicas].map((endpoint, index) => ({
+      region: region.id,
+      role: index === 0 ? ("primary" as const) : ("replica" as const),
+      host: endpoint.host,
+      port: endpoint.port,
+      database: endpoint.database,
+      user: endpoint.user ?? "postgres",
+      ...(endpoint.password === undefined ? {} : { password: endpoint.password }),
+    })),
+  );
 }
 
 /** One line per unsafe or unreadable setting, for the startup report. */
