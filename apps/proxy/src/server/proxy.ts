@@ -127,6 +127,9 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     throw error;
   });
 
+  // A backend the health monitor marks down has its waiting connections broken at once.
+  security.watchHealth(observability.health);
+
   const txn = new TxnService({ config, topology, pools, log, ledger: observability.inDoubt });
   // Without the log only writes across regions are unavailable (55000); opening is retried on each.
   await txn
@@ -247,6 +250,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
         await observability.close();
         await replicas?.close(1000);
         await pools.close(1000);
+        await security.close();
         log.info("geoproxy stopped");
       })();
       return closed;
