@@ -1,0 +1,211 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { MemoryDirectory, parseConfig } from "@geo/core";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningProxy, startProxy } from "../src/index.js";
+import { regionsToml } from "./support/fake-regions.js";
+import { directoryEntries, type RealRegions, startRealRegions } from "./support/real-regions.js";
+
+/**
+ * A region whose PostgreSQL is frozen with SIGSTOP: its port stays open and the kernel keeps
+ * accepting connections, but nothing answers. us-east (bob) is frozen; eu-west is home.
+ */
+
+const UNREACHABLE_MS = 2_000;
+/** Timeout, up to two checks to notice the wait, slack for a loaded 2-core machine. */
+const BOUND_MS = UNREACHABLE_MS + 2_500;
+const US_EAST = 1;
+
+let regions: RealRegions;
+/** Stopped processes, so a failed test still resumes them. */
+const stopped = new Set<number>();
+
+beforeAll(async () => {
+  regions = await startRealRegions(`\n[pool]\nunreachable_timeout_ms = ${UNREACHABLE_MS}\n`);
+});
+
+afterAll(async () => {
+  resume();
+  await regions?.close();
+});
+
+/** The postmaster of server `index` and every process it forked. */
+function serverPids(index: number): number[] {
+  const dataDir = regions.cluster.servers[index]!.dataDir;
+  const postmaster = Number(readFileSync(join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
+  const children = execFileSync("pgrep", ["-P", String(postmaster)], { encoding: "utf8" })
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map(Number);
+  return [postmaster, ...children];
+}
+
+function freeze(index: number): void {
+  for (const pid of serverPids(index)) {
+    process.kill(pid, "SIGSTOP");
+    stopped.add(pid);
+  }
+}
+
+function resume(): void {
+  for (const pid of stopped) {
+    try {
+      process.kill(pid, "SIGCONT");
+    } catch {
+      // Gone already.
+    }
+  }
+  stopped.clear();
+}
+
+async function client(proxy: RunningProxy = regions.proxy): Promise<pg.Client> {
+  const c = new pg.Client({ host: "127.0.0.1", port: proxy.port, user: "postgres", database: "postgres" });
+  c.on("error", () => undefined);
+  await c.connect();
+  return c;
+}
+
+interface Outcome {
+  readonly ms: number;
+  readonly error: (Error & { code?: string; hint?: string }) | undefined;
+  readonly rows: unknown[][];
+}
+
+async function timed(c: pg.Client, sql: string): Promise<Outcome> {
+  const started = Date.now();
+  try {
+    const result = await c.query({ text: sql, rowMode: "array" });
+    return { ms: Date.now() - started, error: undefined, rows: result.rows };
+  } catch (error) {
+    return { ms: Date.now() - started, error: error as Outcome["error"], rows: [] };
+  }
+}
+
+/** Polls a keyed read of bob (us-east) through the proxy; resolves with the time it took to succeed. */
+async function servesAgain(proxy: RunningProxy = regions.proxy): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    const c = await client(proxy);
+    const outcome = await timed(c, "SELECT name FROM users WHERE tenant_id = 'bob' AND id = 1");
+    await c.end().catch(() => undefined);
+    if (outcome.error === undefined) return Date.now() - started;
+    if (Date.now() - started > 20_000) throw new Error(`us-east still failing: ${outcome.error.message}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe("a region frozen with SIGSTOP", () => {
+  it("fails its statement within the bound, then new ones at once; other regions serve; it serves after SIGCONT", async () => {
+    const c = await client();
+    expect((await timed(c, "SELECT name FROM users WHERE tenant_id = 'bob' AND id = 1")).rows).toEqual([
+      ["bob-1"],
+    ]);
+    freeze(US_EAST);
+    const stuck = await timed(c, "SELECT name FROM users WHERE tenant_id = 'bob' AND id = 2");
+    console.log(`SIGSTOP: a statement to the frozen region failed after ${stuck.ms} ms`);
+    expect(stuck.error?.code).toBe("08006");
+    expect(stuck.error?.message).toContain("us-east");
+    expect(stuck.ms).toBeLessThan(BOUND_MS);
+
+    // The same session goes on with other regions.
+    expect((await timed(c, "SELECT name FROM users WHERE tenant_id = 'alice' AND id = 1")).rows).toEqual([
+      ["alice-1"],
+    ]);
+    const fast = await timed(c, "SELECT name FROM users WHERE tenant_id = 'bob' AND id = 3");
+    console.log(`SIGSTOP: the next statement to it failed after ${fast.ms} ms`);
+    expect(fast.error?.code).toMatch(/^08/);
+    expect(fast.error?.message).toContain("us-east");
+    expect(fast.error?.hint).toBeTruthy();
+    expect(fast.ms).toBeLessThan(1_000);
+    const across = await timed(c, "SELECT count(*) FROM users");
+    expect(across.error?.code).toMatch(/^08/);
+    expect(across.error?.message).toContain("us-east");
+    expect(across.ms).toBeLessThan(1_000);
+    const other = await client();
+    expect(
+      (await timed(other, "SELECT name FROM users WHERE tenant_id = 'chandra' AND id = 1")).rows,
+    ).toEqual([["chandra-1"]]);
+    await other.end();
+
+    resume();
+    console.log(`SIGCONT: the region served again after ${await servesAgain()} ms`);
+    expect((await timed(c, "SELECT count(*) FROM users")).error).toBeUndefined();
+    await c.end();
+  }, 60_000);
+
+  it("fails a read across regions that includes it within the bound", async () => {
+    const c = await client();
+    const before = await timed(c, "SELECT count(*) FROM users");
+    expect(before.error).toBeUndefined();
+    freeze(US_EAST);
+    const across = await timed(c, "SELECT tenant_id, count(*) FROM users GROUP BY tenant_id ORDER BY 1");
+    console.log(`SIGSTOP: a read across regions failed after ${across.ms} ms`);
+    expect(across.error?.code).toMatch(/^08/);
+    expect(across.error?.message).toContain("us-east");
+    expect(across.ms).toBeLessThan(BOUND_MS);
+    resume();
+    await servesAgain();
+    expect((await timed(c, "SELECT count(*) FROM users")).rows).toEqual(before.rows);
+    await c.end();
+  }, 60_000);
+
+  it("never cuts short a long statement of a healthy region", async () => {
+    const c = await client();
+    const slow = await timed(c, "SELECT pg_sleep(5), name FROM users WHERE tenant_id = 'bob' AND id = 1");
+    expect(slow.error).toBeUndefined();
+    expect(slow.rows).toEqual([["", "bob-1"]]);
+    expect(slow.ms).toBeGreaterThanOrEqual(5_000);
+    await c.end();
+  }, 30_000);
+});
+
+describe("a region the health monitor marks down", () => {
+  let proxy: RunningProxy;
+
+  beforeAll(async () => {
+    // The guard's own timeout is out of reach here: only the monitor (on with the admin port) acts.
+    const config = parseConfig(
+      regionsToml(
+        regions.cluster.servers.map((server) => server.port),
+        "\n[pool]\nunreachable_timeout_ms = 600000\n\n[admin]\nport = 0\n",
+      ),
+      "monitor.toml",
+    );
+    proxy = await startProxy({
+      config,
+      directory: new MemoryDirectory(directoryEntries()),
+      logLevel: (process.env.GEO_LOG as "silent") ?? "silent",
+      port: 0,
+      shutdownTimeoutMs: 500,
+    });
+  });
+
+  afterAll(async () => {
+    resume();
+    await proxy?.close({ timeoutMs: 200 });
+  });
+
+  it("breaks the connections waiting on it once it is marked down, and SHOW HEALTH says so", async () => {
+    const c = await client(proxy);
+    expect(
+      (await timed(c, "SELECT name FROM users WHERE tenant_id = 'bob' AND id = 1")).error,
+    ).toBeUndefined();
+    freeze(US_EAST);
+    const stuck = await timed(c, "SELECT name FROM users WHERE tenant_id = 'bob' AND id = 2");
+    console.log(`SIGSTOP, health monitor: a statement to the frozen region failed after ${stuck.ms} ms`);
+    expect(stuck.error?.code).toBe("08006");
+    expect(stuck.error?.message).toContain("us-east");
+    // Three failed probes a second apart, each allowed a second.
+    expect(stuck.ms).toBeLessThan(8_000);
+    const health = await timed(c, "SHOW HEALTH");
+    expect(JSON.stringify(health.rows)).toMatch(/down/);
+    const fast = await timed(c, "SELECT name FROM users WHERE tenant_id = 'bob' AND id = 3");
+    expect(fast.error?.code).toMatch(/^08/);
+    expect(fast.ms).toBeLessThan(1_000);
+    resume();
+    console.log(`SIGCONT, health monitor: the region served again after ${await servesAgain(proxy)} ms`);
+    await c.end();
+  }, 60_000);
+});
