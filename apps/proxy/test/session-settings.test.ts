@@ -1,7 +1,7 @@
 import type { Analysis, SessionEffect } from "@geo/sql";
 import { describe, expect, it } from "vitest";
 import { decodeBinaryParam } from "../src/session/binary-params.js";
-import { parseOptions, SessionSettings } from "../src/session/session-settings.js";
+import { parseOptions, SessionSettings, searchPathSchemas } from "../src/session/session-settings.js";
 import { quoteLiteral, settingName } from "../src/session/settings/quote.js";
 import { changedParameters, resetToStartup } from "../src/session/settings/reset-to-startup.js";
 
@@ -172,5 +172,23 @@ describe("binary keys", () => {
     );
     expect(decodeBinaryParam(23, Buffer.alloc(3))).toBeUndefined();
     expect(decodeBinaryParam(1700, Buffer.alloc(8))).toBeUndefined();
+  });
+});
+
+describe("searchPathSchemas", () => {
+  it.each([
+    ["SET search_path = app, public", ["app", "public"]],
+    ['SET SESSION search_path TO "App", "$user"', ["App", "$user"]],
+    // In SET a quoted literal is one schema, as the server quotes it.
+    ["SET search_path TO 'a,b'", ["a,b"]],
+    // A startup value or set_config gives the setting's string, a list.
+    ["SELECT pg_catalog.set_config('search_path', 'app, public', false)", ["app", "public"]],
+  ])("%s", (statement, schemas) => {
+    expect(searchPathSchemas(statement)).toEqual(schemas);
+  });
+
+  it("replays a startup search_path as the list it is", () => {
+    const settings = SessionSettings.fromStartup({ options: "-c search_path=app,public" });
+    expect(settings.searchPath()).toEqual(["app", "public"]);
   });
 });

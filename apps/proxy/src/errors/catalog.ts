@@ -70,6 +70,15 @@ export function refuseSqlPrepareAcrossRegions(region: string, where: string): Pg
   });
 }
 
+/** An unqualified table name the session's search_path resolves away from the table planned. */
+export function refuseUnqualifiedTable(name: string, qualified: string): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message: `the unqualified table name ${name} cannot be routed under the session's search_path: it may name ${qualified} or another schema's table`,
+    hint: `Qualify the name (${qualified}), or keep public in the search_path ahead of other schemas that hold configured tables.`,
+  });
+}
+
 /** COPY FROM: its rows would have to be placed by key. */
 export function refuseCopyFrom(): PgError {
   return new PgError({

@@ -10,7 +10,13 @@ import {
 } from "@geo/core";
 import type { PgError } from "@geo/proto";
 import { type Analysis, type Analyzer, SqlAnalysisError } from "@geo/sql";
-import { fromAnalysisError, fromRefusal, internalError, refuseCopyFrom } from "../errors/catalog.js";
+import {
+  fromAnalysisError,
+  fromRefusal,
+  internalError,
+  refuseCopyFrom,
+  refuseUnqualifiedTable,
+} from "../errors/catalog.js";
 
 /** Where one statement goes, as the session acts on it. */
 export type Route =
@@ -71,8 +77,15 @@ export class Router {
     });
   }
 
-  /** The route of a statement, given its bound parameters when there are any. */
-  route(analysis: Analysis, params?: readonly ParamValue[]): Route {
+  /**
+   * The route of a statement, given its bound parameters when there are any and the session's
+   * search_path when the client set one.
+   */
+  route(analysis: Analysis, params?: readonly ParamValue[], searchPath?: readonly string[]): Route {
+    if (searchPath !== undefined) {
+      const refusal = this.refuseUnqualifiedElsewhere(analysis, searchPath);
+      if (refusal !== null) return { kind: "error", error: refusal };
+    }
     const decided = this.plan(analysis, params);
     switch (decided.kind) {
       case "single":
@@ -137,6 +150,27 @@ export class Router {
         this.topology.tables.get(table.name);
       return policy === undefined || policy.placement !== "geo_partitioned";
     });
+  }
+
+  /**
+   * Unqualified table names are planned as the configuration's `table` (public) entries. Under a
+   * search_path that finds the name first in another configured schema (`app.orders` under
+   * `search_path = app`), or that leaves public out, PostgreSQL would read another table than the
+   * one planned: refused, with the qualified name as the fix.
+   */
+  private refuseUnqualifiedElsewhere(analysis: Analysis, searchPath: readonly string[]): PgError | null {
+    const tables = this.topology.tables;
+    for (const table of analysis.tables) {
+      if (table.schema !== undefined) continue;
+      const name = table.name;
+      const inPublic = tables.has(name) || tables.has(`public.${name}`);
+      for (const schema of searchPath) {
+        if (schema === "public") break;
+        if (tables.has(`${schema}.${name}`)) return refuseUnqualifiedTable(name, `${schema}.${name}`);
+      }
+      if (inPublic && !searchPath.includes("public")) return refuseUnqualifiedTable(name, `public.${name}`);
+    }
+    return null;
   }
 
   private pinnedRegionOf(analysis: Analysis): string | undefined {

@@ -208,7 +208,7 @@ export class ExtendedQuery {
       if (previous === undefined) this.statements.delete(message.name);
       else this.statements.set(message.name, previous);
     };
-    const route = session.runtime.router.route(analysis);
+    const route = session.runtime.router.route(analysis, undefined, session.searchPath());
     if (
       route.kind === "local" ||
       route.kind === "error" ||
@@ -266,14 +266,14 @@ export class ExtendedQuery {
       moves.admitted(session, admission);
     }
     const router = session.runtime.router;
-    let route: Route = router.route(analysis);
+    let route: Route = router.route(analysis, undefined, session.searchPath());
     if (route.kind === "deferred") {
       const params = this.paramValues(view, statement, route.params);
       if (params instanceof PgError) {
         session.fail(params, EXTENDED);
         return;
       }
-      route = router.route(analysis, params);
+      route = router.route(analysis, params, session.searchPath());
     }
     session.observed.routed(route);
     if (route.kind === "local") {
@@ -443,7 +443,7 @@ export class ExtendedQuery {
       session.fail(unknownStatement(message.name), EXTENDED);
       return;
     }
-    const route = session.runtime.router.route(statement.analysis);
+    const route = session.runtime.router.route(statement.analysis, undefined, session.searchPath());
     if (route.kind === "local") {
       session.relay.local({ bytes: this.localDescription(statement, route.what, true) });
       return;

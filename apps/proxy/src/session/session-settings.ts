@@ -64,7 +64,12 @@ export class SessionSettings {
   }
 
   setValue(name: string, value: string): void {
-    this.put(name, `SET ${settingName(name)} TO ${quoteLiteral(value)}`);
+    // A startup value is the setting's string: for a list whose items PostgreSQL quotes
+    // (search_path, temp_tablespaces) `SET x TO 'a,b'` would make it one item named "a,b".
+    const statement = QUOTED_LISTS.has(name.toLowerCase())
+      ? `SELECT pg_catalog.set_config(${quoteLiteral(name)}, ${quoteLiteral(value)}, false)`
+      : `SET ${settingName(name)} TO ${quoteLiteral(value)}`;
+    this.put(name, statement);
   }
 
   /**
@@ -161,6 +166,21 @@ export class SessionSettings {
     this.unapplied.clear();
   }
 
+  /**
+   * The schemas of the session's search_path, in order, when the client set one (undefined:
+   * the server's default, which the planner assumes: `"$user", public`). Read from the statement
+   * that set it, so a rollback or RESET that restored another statement restores this too.
+   */
+  searchPath(): readonly string[] | undefined {
+    const statement = this.values.get("search_path");
+    if (statement === undefined) return undefined;
+    if (this.searchPathOf?.statement !== statement)
+      this.searchPathOf = { statement, schemas: searchPathSchemas(statement) };
+    return this.searchPathOf.schemas;
+  }
+
+  private searchPathOf: { statement: string; schemas: readonly string[] } | undefined;
+
   /** A copy, so a transaction can roll back to it. */
   snapshot(): SessionSettings {
     const copy = new SessionSettings();
@@ -220,4 +240,53 @@ export function parseOptions(options: string): [string, string][] {
     pairs.push([word.slice(0, eq).replaceAll("-", "_"), word.slice(eq + 1)]);
   }
   return pairs;
+}
+
+/**
+ * The schema names of a statement that sets search_path: `SET search_path = app, "Mixed"` or
+ * `SELECT pg_catalog.set_config('search_path', 'app, public', false)` (the setting's string,
+ * as a startup parameter gives it). Unquoted names fold to lower case, as PostgreSQL folds them.
+ */
+/** Settings whose value is a list of names PostgreSQL quotes one by one (GUC_LIST_QUOTE). */
+const QUOTED_LISTS = new Set(["search_path", "temp_tablespaces"]);
+
+export function searchPathSchemas(statement: string): string[] {
+  const setConfig = /set_config\(\s*'search_path'\s*,\s*'((?:[^']|'')*)'/i.exec(statement);
+  const list =
+    setConfig !== null ? setConfig[1]!.replace(/''/g, "'") : statement.replace(/^[^=]*?(=|\bto\b)/i, "");
+  const schemas: string[] = [];
+  for (const item of splitOutsideQuotes(list)) {
+    const trimmed = item.trim();
+    if (trimmed === "") continue;
+    // In SET a quoted literal is one schema name, quoted by the server ('a,b' is "a,b").
+    if (setConfig === null && trimmed.startsWith("'") && trimmed.endsWith("'"))
+      schemas.push(trimmed.slice(1, -1).replace(/''/g, "'"));
+    else schemas.push(schemaName(trimmed));
+  }
+  return schemas;
+}
+
+function schemaName(word: string): string {
+  if (word.startsWith('"') && word.endsWith('"') && word.length >= 2)
+    return word.slice(1, -1).replace(/""/g, '"');
+  return word.toLowerCase();
+}
+
+function splitOutsideQuotes(text: string): string[] {
+  const parts: string[] = [];
+  let current = "";
+  let quote: string | null = null;
+  for (const char of text) {
+    if (quote !== null) {
+      if (char === quote) quote = null;
+    } else if (char === '"' || char === "'") quote = char;
+    else if (char === ",") {
+      parts.push(current);
+      current = "";
+      continue;
+    }
+    current += char;
+  }
+  parts.push(current);
+  return parts;
 }

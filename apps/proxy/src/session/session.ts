@@ -155,6 +155,13 @@ export class Session {
     return this.closedPromise;
   }
 
+  /** The schemas of the search_path the client set (with `$user` as its role), or undefined. */
+  searchPath(): readonly string[] | undefined {
+    const schemas = this.settings.searchPath();
+    if (schemas === undefined || !schemas.includes("$user")) return schemas;
+    return schemas.map((schema) => (schema === "$user" ? this.user : schema));
+  }
+
   /** The transaction status the client is told in ReadyForQuery. */
   status(): TransactionStatus {
     return this.txn?.status ?? "I";

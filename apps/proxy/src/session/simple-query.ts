@@ -82,7 +82,7 @@ async function runAdmitted(
   queryBytes: Buffer | null,
 ): Promise<void> {
   if (session.refuseInFailedBlock(analysis, mode)) return;
-  const route = session.runtime.router.route(analysis);
+  const route = session.runtime.router.route(analysis, undefined, session.searchPath());
   session.observed.routed(route);
   if (route.kind === "local") {
     switch (route.what) {
@@ -147,7 +147,8 @@ async function runBatchAdmitted(
   admission: Admission | undefined,
 ): Promise<void> {
   const router = session.runtime.router;
-  const routes = analyses.map((analysis) => router.route(analysis));
+  const searchPath = session.searchPath();
+  const routes = analyses.map((analysis) => router.route(analysis, undefined, searchPath));
   const region = singleRegion(session, routes);
   if (region !== null) {
     const readOnly = routes.every((route) => route.kind !== "region" || route.readOnly);
