@@ -12,6 +12,7 @@ import type { Analysis } from "@geo/sql";
 import { inFailedTransaction, internalError } from "../errors/catalog.js";
 import { noteWrite } from "../replicas/replica-read.js";
 import type { Session, StatementMode } from "../session/session.js";
+import { copiesEverywhere, oneCopyAnswer } from "./copies.js";
 import { beginDistributedBatch } from "./distributed-batch.js";
 import { collectAnswer, type LegAnswer } from "./leg-statement.js";
 import { answerOf } from "./run-distributed-write.js";
@@ -99,6 +100,14 @@ export class DistributedPortal {
         return;
       }
       answers.push(answer);
+    }
+    if (copiesEverywhere(session, this.analysis)) {
+      // Copies that answered differently have diverged: the block fails and nothing commits.
+      const diverged = oneCopyAnswer(session, this.analysis, answers).error;
+      if (diverged !== null) {
+        session.fail(diverged, EXTENDED);
+        return;
+      }
     }
     session.relay.local({ bytes: answerOf(session, this.analysis, this.plan, answers, false) });
   }

@@ -6,6 +6,7 @@ import { noteWrite } from "../replicas/replica-read.js";
 import type { Session, StatementMode } from "../session/session.js";
 import { Transaction } from "../session/transaction.js";
 import { commitAcrossRegions, rollbackAll } from "./commit-across-regions.js";
+import { copiesEverywhere, oneCopyAnswer } from "./copies.js";
 import { combinedTag, type LegAnswer, runCollected } from "./leg-statement.js";
 import { refuseExtendedDistributedWrite } from "./txn-errors.js";
 
@@ -14,7 +15,9 @@ import { refuseExtendedDistributedWrite } from "./txn-errors.js";
  * gets only its rows) on the session's connection there, inside the session's transaction block,
  * or inside an implicit one opened for this statement and committed in two phases at its end.
  * The client sees one answer: RETURNING rows in VALUES order (or region after region for
- * UPDATE/DELETE) and one tag with the rows of every region summed.
+ * UPDATE/DELETE) and one tag with the rows of every region summed; a write every copy of a
+ * replicated table ran answers as one server (one region's tag and rows), or, when the copies
+ * affected different numbers of rows, is rolled back and refused.
  */
 export async function runDistributedWrite(
   session: Session,
@@ -59,6 +62,10 @@ export async function runDistributedWrite(
     }
   }
 
+  if (failure === null && copiesEverywhere(session, analysis)) {
+    // Every copy must have answered alike before one answer stands for all (and before COMMIT).
+    failure = oneCopyAnswer(session, analysis, answers).error;
+  }
   if (failure !== null) {
     if (implicit) await endImplicit(session, txn, false);
     else txn.failed = true;
@@ -95,7 +102,12 @@ async function endImplicit(session: Session, txn: Transaction, commit: boolean):
   return error;
 }
 
-/** The client's answer to a statement spread over regions (an Execute gets no RowDescription). */
+/**
+ * The client's answer to a statement spread over regions (an Execute gets no RowDescription). A
+ * statement every copy ran answers as one server: one region's notices, rows and tag (the copies'
+ * agreement was checked before the commit); a split statement answers with every region's rows
+ * and their counts summed.
+ */
 export function answerOf(
   session: Session,
   analysis: Analysis,
@@ -103,7 +115,9 @@ export function answerOf(
   answers: readonly LegAnswer[],
   withDescription: boolean,
 ): Buffer {
-  const chosen = copiesEverywhere(session, analysis) ? answers.slice(0, 1) : answers;
+  const copies = copiesEverywhere(session, analysis);
+  const one = copies ? oneCopyAnswer(session, analysis, answers) : null;
+  const chosen = one === null ? answers : one.error === null && one.answer !== undefined ? [one.answer] : [];
   const parts: Buffer[] = [];
   for (const answer of chosen) parts.push(...answer.notices);
   const description = chosen.find((answer) => answer.description !== null)?.description ?? null;
@@ -111,18 +125,6 @@ export function answerOf(
   parts.push(...(chosen.length === 1 ? chosen[0]!.rows : orderedRows(plan.statements, chosen)));
   parts.push(encodeCommandComplete({ tag: combinedTag(chosen.map((answer) => answer.tag)) }));
   return Buffer.concat(parts);
-}
-
-/**
- * The same statement run on every copy (a replicated table without a writer, schema changes):
- * each region answers alike, and the client sees one region's answer, as from one server.
- */
-function copiesEverywhere(session: Session, analysis: Analysis): boolean {
-  if (analysis.kind === "ddl") return true;
-  const tables = session.runtime.router.topology.tables;
-  return analysis.tables.some(
-    (table) => table.access === "write" && tables.get(table.name)?.placement === "global_replicated",
-  );
 }
 
 /**
