@@ -370,6 +370,18 @@ async function shrink(
 
 const VERDICTS: readonly GrammarVerdict[] = ["agreed", "refused", "wrong"];
 
+/** What a wrong answer looks like, so alike ones count together. */
+function symptom(g: GrammarGrade): string {
+  const got = g.got ?? "";
+  if (got.startsWith("error ")) return `the proxy failed: ${reasonShape(got.slice(6))}`;
+  if ((g.expected ?? "").startsWith("error ")) return `the proxy answered where the reference failed`;
+  const detail = g.detail ?? "";
+  if (detail.startsWith("TLP") || detail.startsWith("NoREC")) return detail.split(":")[0]!;
+  if (/command tag|expected \d+ row/.test(detail)) return "another number of rows";
+  if (detail.includes("columns")) return "other columns or types";
+  return detail.includes("sorted row") ? "other rows" : "other rows or order";
+}
+
 /** The report as markdown. */
 export function formatGrammarReport(report: GrammarReport, options: { seed: number; start: number }): string {
   // The share answered (not refused) of the statements graded.
@@ -397,6 +409,12 @@ export function formatGrammarReport(report: GrammarReport, options: { seed: numb
   };
   table("Refusals by reason:", report.refusalReasons);
   table("Errors both servers raised (agreement):", report.errorAgreements);
+  const symptoms = new Map<string, number>();
+  for (const w of report.wrongs) {
+    const key = symptom(w.minimalGrade);
+    symptoms.set(key, (symptoms.get(key) ?? 0) + 1);
+  }
+  table("Wrong answers by symptom (of the shrunk statement):", symptoms);
   if (report.wrongs.length > 0) {
     lines.push("", `### ${report.wrongs.length} wrong`, "");
     for (const w of report.wrongs) {
