@@ -154,6 +154,7 @@ async function expectRefused(sql: string, values?: unknown[]): Promise<void> {
 describe("values finished in the home region keep their type exactly", () => {
   it("a whole-row reference sorted by text is the row, not its first column", async () => {
     await expectSame("SELECT t FROM things t ORDER BY t.v, t.tenant_id, t.id");
+    await expectSame("SELECT u FROM users u ORDER BY u.name, u.tenant_id, u.id LIMIT 5");
     await expectSame("SELECT t.id, t FROM things t ORDER BY t.v DESC, t.tenant_id, t.id LIMIT 5");
     await expectSame("SELECT (t).v, (t).p FROM things t ORDER BY t.v, t.tenant_id, t.id LIMIT 7");
   });
@@ -161,6 +162,9 @@ describe("values finished in the home region keep their type exactly", () => {
   it("a whole-row reference through LATERAL", async () => {
     await expectSame(
       "SELECT t.id, x.w FROM things t, LATERAL (SELECT t AS w) x ORDER BY t.v, t.tenant_id, t.id",
+    );
+    await expectSame(
+      "SELECT u.name, x.n FROM users u, LATERAL (SELECT u AS n) x ORDER BY 1, u.tenant_id, u.id LIMIT 4",
     );
   });
 
