@@ -112,6 +112,10 @@ beforeAll(async () => {
   reference = await textClient(regions.cluster.servers[0]!.port, "reference");
   // Through the proxy: each key's rows land in its region.
   await proxy.query(rows());
+  // A "char" byte with the high bit set (its text form is \ooo).
+  const highBit = `UPDATE things SET c = chr(233)::"char" WHERE id = 1`;
+  await proxy.query(highBit);
+  await regions.reference.query(highBit);
 });
 afterAll(async () => {
   await proxy?.end().catch(() => undefined);

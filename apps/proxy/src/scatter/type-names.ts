@@ -3,7 +3,7 @@ import { BackendCode, encodeQuery, type PgError } from "@geo/proto";
 import type { ProxyRuntime } from "../server/runtime.js";
 import { allValues } from "./data-row.js";
 import { errorOf, type RegionChannel } from "./region-channel.js";
-import { refuseShippingAnonymousRecord } from "./value-errors.js";
+import { refuseShippingAnonymousRecord, unnamedShippedType } from "./value-errors.js";
 
 /** pg_type OIDs of the anonymous row type and its array: no name casts a value back to them. */
 export const RECORD_OID = 2249;
@@ -81,5 +81,10 @@ export async function typeNames(
     }
     if (error !== null) throw error;
   }
-  return types.map((type) => cache.get(keyOf(type)) ?? "text");
+  return types.map((type) => {
+    const name = cache.get(keyOf(type));
+    // Never a guessed name: "text" would compare, group and order an enum or a range as text.
+    if (name === undefined) throw unnamedShippedType(channel.region, type.oid);
+    return name;
+  });
 }

@@ -12,3 +12,12 @@ export function refuseShippingAnonymousRecord(column: string): PgError {
     hint: "Select the row's fields as columns of their own, or cast the row to a named composite type (CREATE TYPE ... AS (...)); or constrain the partition key to one region.",
   });
 }
+
+/** The region that described a shipped column has no type of its OID (dropped since): never guessed. */
+export function unnamedShippedType(region: string, oid: number): PgError {
+  return new PgError({
+    code: SqlState.undefined_object,
+    message: `region ${region} has no type with OID ${oid} to name a shipped column by`,
+    hint: "The type was dropped or recreated while the statement ran; run the statement again.",
+  });
+}
