@@ -11,8 +11,13 @@ export interface Cancellable {
 export class CancelRegistry {
   private readonly sessions = new Map<number, { secret: Buffer; session: Cancellable }>();
 
-  register(session: Cancellable): { processId: number; secretKey: Buffer } {
-    let processId = randomInt(1, 0x7fffffff);
+  /**
+   * `processId`: the one to report when the session has a backend of its own (its pid), unless
+   * another session of this proxy already has it (the same pid on another region's server).
+   */
+  register(session: Cancellable, processId?: number): { processId: number; secretKey: Buffer } {
+    if (processId === undefined || processId <= 0 || this.sessions.has(processId))
+      processId = randomInt(1, 0x7fffffff);
     while (this.sessions.has(processId)) processId = randomInt(1, 0x7fffffff);
     const secretKey = randomBytes(4);
     this.sessions.set(processId, { secret: secretKey, session });

@@ -373,7 +373,60 @@ export class Session {
     // As the server reports them to this client: its own settings and user (startup.ts).
     const parameters = loginParameters(this.runtime.homeParameters, reported, message.parameters);
     if (this.phase === "closed") return;
-    this.key = this.runtime.cancels.register(this);
+    const pool = this.runtime.config.pool;
+    if (
+      pool.mode === "session" ||
+      pool.sessionRoles.includes(this.user) ||
+      pool.sessionDatabases.includes(this.database)
+    ) {
+      void this.openSessionLeg().then((leg) => {
+        if (leg instanceof PgError) this.fatal(leg);
+        else if (this.phase !== "closed")
+          this.sendLoginReply(parameters, negotiate, leg.connection.processId);
+        else leg.release(true);
+      });
+      return;
+    }
+    this.sendLoginReply(parameters, negotiate, undefined);
+  }
+
+  /**
+   * Session pooling: the client's own home-region connection for its whole session, as with one
+   * server. The settings it connected with are replayed there before its first statement.
+   */
+  private async openSessionLeg(): Promise<Leg | PgError> {
+    const home = this.runtime.router.topology.home.id;
+    let lease: Lease;
+    try {
+      lease = await this.runtime.pools.acquire(home, this.user, this.database);
+    } catch (error) {
+      return error instanceof PgError ? error : internalError(error);
+    }
+    const leg = new Leg(
+      home,
+      lease,
+      (from, frame) => this.relay.onFrame(from, frame),
+      (broken, error) => this.onLegBroken(broken, error),
+    );
+    this.sessionMode = true;
+    this.pinnedLeg = leg;
+    leg.connection.markDirty("full");
+    this.replaySettings(leg);
+    this.activeLeg = leg;
+    return leg;
+  }
+
+  /** Session pooling: the client keeps its connection whatever it does (see `openSessionLeg`). */
+  private sessionMode = false;
+
+  private sendLoginReply(
+    parameters: Map<string, string>,
+    negotiate: Buffer | null,
+    backendPid: number | undefined,
+  ): void {
+    // With a connection of its own the client is told its backend's process id, as
+    // pg_backend_pid() and the server's views report it.
+    this.key = this.runtime.cancels.register(this, backendPid);
     if (negotiate !== null) this.writer.write(negotiate);
     this.writer.write(loginReply(parameters, this.key));
     this.writer.write(Messages.readyForQueryIdle);
@@ -527,6 +580,13 @@ export class Session {
   private onLegBroken(leg: Leg, error: PgError): void {
     this.log.warn({ region: leg.region, err: error.message }, "backend connection lost");
     const wasPinned = leg === this.pinnedLeg;
+    if (wasPinned && this.sessionMode) {
+      // The client's own server session ended: so does the client's, as PostgreSQL ends it.
+      this.pinnedLeg = null;
+      leg.release(true);
+      this.fatal(pinnedConnectionLost(leg.region));
+      return;
+    }
     if (wasPinned) {
       this.pinnedLeg = null;
       this.pins.record({
@@ -658,7 +718,8 @@ export class Session {
    */
   unpinIfFree(): void {
     const leg = this.pinnedLeg;
-    if (leg === null || this.pins.pinned || this.txn !== null || this.extended.inBatch) return;
+    if (leg === null || this.sessionMode || this.pins.pinned || this.txn !== null || this.extended.inBatch)
+      return;
     this.pinnedLeg = null;
     this.log.info({ region: leg.region }, "session unpinned from its connection");
     this.releaseLeg(leg);

@@ -50,6 +50,7 @@ export const DEFAULTS = {
     warm: false,
     unreachableTimeoutMs: 5_000,
     tcpKeepaliveMs: 10_000,
+    mode: "transaction" as PoolMode,
   },
   tls: {
     requireClientTls: false,
@@ -94,3 +95,6 @@ export const KEY_TYPES = ["text", "integer"] as const;
 export const AUTH_METHODS = ["trust", "scram-sha-256", "md5"] as const;
 export const DECISION_LOGS = ["file", "table"] as const;
 export const SSL_MODES = ["disable", "prefer", "require", "verify-ca", "verify-full"] as const;
+/** How long a client keeps a backend connection: a transaction (and what pins it), or its session. */
+export const POOL_MODES = ["transaction", "session"] as const;
+export type PoolMode = (typeof POOL_MODES)[number];

@@ -8,6 +8,7 @@ import {
   KEY_TYPES,
   PLACEMENTS,
   RESIDENCIES,
+  POOL_MODES,
   SSL_MODES,
 } from "./defaults.js";
 import { FieldReader } from "./field-reader.js";
@@ -365,7 +366,7 @@ function readAuth(reader: FieldReader | undefined): AuthConfig {
 
 function readPool(reader: FieldReader | undefined): PoolConfig {
   const d = DEFAULTS.pool;
-  if (reader === undefined) return { ...d };
+  if (reader === undefined) return { ...d, sessionRoles: [], sessionDatabases: [] };
   reader.onlyKnown([
     "min",
     "max",
@@ -376,6 +377,9 @@ function readPool(reader: FieldReader | undefined): PoolConfig {
     "warm",
     "unreachable_timeout_ms",
     "tcp_keepalive_ms",
+    "mode",
+    "session_roles",
+    "session_databases",
   ]);
   const pool: PoolConfig = {
     min: reader.integer("min", d.min, 0, 10_000),
@@ -387,6 +391,9 @@ function readPool(reader: FieldReader | undefined): PoolConfig {
     warm: reader.boolean("warm", d.warm),
     unreachableTimeoutMs: reader.integer("unreachable_timeout_ms", d.unreachableTimeoutMs, 10, MAX_MS),
     tcpKeepaliveMs: reader.integer("tcp_keepalive_ms", d.tcpKeepaliveMs, 0, MAX_MS),
+    mode: reader.choice("mode", POOL_MODES, d.mode),
+    sessionRoles: reader.has("session_roles") ? reader.stringList("session_roles") : [],
+    sessionDatabases: reader.has("session_databases") ? reader.stringList("session_databases") : [],
   };
   if (pool.min > pool.max) reader.fail("invalid_value", "min", `min (${pool.min}) exceeds max (${pool.max})`);
   return pool;

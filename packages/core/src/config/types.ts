@@ -1,4 +1,4 @@
-import type { AUTH_METHODS, KEY_TYPES, PLACEMENTS, RESIDENCIES, SSL_MODES } from "./defaults.js";
+import type { AUTH_METHODS, KEY_TYPES, PLACEMENTS, PoolMode, RESIDENCIES, SSL_MODES } from "./defaults.js";
 
 export type RegionId = string;
 export type Placement = (typeof PLACEMENTS)[number];
@@ -134,6 +134,12 @@ export interface PoolConfig {
   readonly unreachableTimeoutMs: number;
   /** TCP keepalive idle time of backend sockets (0: off). */
   readonly tcpKeepaliveMs: number;
+  /** `transaction`: a connection per transaction (and while pinned); `session`: one for the client's whole session. */
+  readonly mode: PoolMode;
+  /** Roles whose clients get session pooling whatever `mode` says. */
+  readonly sessionRoles: readonly string[];
+  /** Databases whose clients get session pooling whatever `mode` says. */
+  readonly sessionDatabases: readonly string[];
 }
 
 export interface TlsConfig {

@@ -1,0 +1,99 @@
+import { connect } from "node:net";
+import { encodeCancelRequest, encodeQuery } from "@geo/proto";
+import { RawClient } from "@geo/testkit";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type OneRegion, startOneRegion } from "./support/one-region.js";
+import { exchange } from "./support/side-by-side.js";
+
+// [pool] mode = "session": each client has its own backend connection, as with one server.
+let region: OneRegion;
+
+beforeAll(async () => {
+  region = await startOneRegion({ extraToml: '\n[pool]\nmode = "session"\nmax = 4\n' });
+});
+afterAll(() => region?.close());
+
+async function client(): Promise<pg.Client> {
+  const c = new pg.Client({
+    host: "127.0.0.1",
+    port: region.proxy.port,
+    user: "postgres",
+    database: "postgres",
+  });
+  c.on("error", () => undefined);
+  await c.connect();
+  return c;
+}
+
+describe("session pooling", () => {
+  it("reports the backend's own process id, which stays the client's for its whole session", async () => {
+    const c = await client();
+    try {
+      const pid = (c as unknown as { processID: number }).processID;
+      expect((await c.query("SELECT pg_backend_pid() AS pid")).rows[0].pid).toBe(pid);
+      await c.query("BEGIN");
+      expect((await c.query("SELECT pg_backend_pid() AS pid")).rows[0].pid).toBe(pid);
+      await c.query("COMMIT");
+      await c.query("DISCARD ALL");
+      expect(
+        (await c.query({ text: "SELECT pg_backend_pid() AS pid WHERE $1::int = 1", values: [1] })).rows[0]
+          .pid,
+      ).toBe(pid);
+    } finally {
+      await c.end();
+    }
+  });
+
+  it("keeps session state without pinning tricks: a setting, a temporary table, an advisory lock", async () => {
+    const a = await client();
+    const b = await client();
+    try {
+      await a.query("SELECT pg_advisory_lock(7)");
+      const other = await b.query("SELECT pg_try_advisory_lock(7) AS got");
+      expect(other.rows[0].got).toBe(false);
+      await a.query("SELECT pg_advisory_unlock(7)");
+      expect((await b.query("SELECT pg_try_advisory_lock(7) AS got")).rows[0].got).toBe(true);
+    } finally {
+      await a.end();
+      await b.end();
+    }
+  });
+
+  it("ends the client's session when its backend is terminated, as PostgreSQL does", async () => {
+    const victim = await client();
+    const admin = await client();
+    try {
+      const pid = (victim as unknown as { processID: number }).processID;
+      await admin.query("SELECT pg_terminate_backend($1)", [pid]);
+      await expect(victim.query("SELECT 1")).rejects.toBeTruthy();
+    } finally {
+      await admin.end();
+      await victim.end().catch(() => undefined);
+    }
+  });
+
+  it("cancels the running statement with the client's own BackendKeyData", async () => {
+    const raw = await RawClient.connect({
+      host: "127.0.0.1",
+      port: region.proxy.port,
+      user: "postgres",
+      database: "postgres",
+      timeoutMs: 10_000,
+    });
+    try {
+      const answer = exchange(raw, encodeQuery({ sql: "SELECT pg_sleep(30)" }));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await new Promise<void>((resolve) => {
+        const socket = connect(region.proxy.port, "127.0.0.1", () => {
+          socket.end(encodeCancelRequest({ processId: raw.processId, secretKey: raw.secretKey }));
+        });
+        socket.on("close", () => resolve());
+        socket.on("error", () => resolve());
+      });
+      expect(await answer).toContain("ErrorResponse 57014");
+    } finally {
+      await raw.close();
+    }
+  });
+});
