@@ -54,6 +54,12 @@ interface ClientStatement {
   readonly backendNameBytes: Buffer;
   /** Parameter types a backend reported for it (ParameterDescription). */
   describedTypes: readonly number[] | null;
+  /**
+   * The server's check of the client's Parse, while its answer is due: resolves true when the
+   * statement parsed. Messages the proxy answers itself wait for it, so a failed Parse fails
+   * them as PostgreSQL would (they are skipped) rather than with a second error of their own.
+   */
+  checked: Promise<boolean> | null;
 }
 
 interface Portal {
@@ -200,6 +206,7 @@ export class ExtendedQuery {
       backendName,
       backendNameBytes: Buffer.from(`${backendName}\0`, "utf8"),
       describedTypes: null,
+      checked: null,
     };
     const previous = this.statements.get(message.name);
     this.statements.set(message.name, statement);
@@ -225,15 +232,29 @@ export class ExtendedQuery {
     // PostgreSQL sends it; the Bind that follows on the same connection reuses this copy.
     const region = session.runtime.router.describeRegion(analysis);
     const checkRoute: Route = { kind: "region", region, readOnly: true, anywhere: false };
-    await session.runRouted(analysis, checkRoute, EXTENDED, (leg) => {
-      this.prepareOn(leg, statement, {
+    let settle: (parsed: boolean) => void = () => undefined;
+    statement.checked = new Promise((resolve) => {
+      settle = resolve;
+    });
+    const leg = await session.runRouted(analysis, checkRoute, EXTENDED, (l) => {
+      this.prepareOn(l, statement, {
         done: (unit) => {
           if (unit.failed) undo();
+          statement.checked = null;
+          settle(!unit.failed);
         },
         // Skipped after an earlier error of the batch: the Parse never happened, as on one server.
-        skipped: undo,
+        skipped: () => {
+          undo();
+          statement.checked = null;
+          settle(false);
+        },
       });
     });
+    if (leg === null) {
+      statement.checked = null;
+      settle(false);
+    }
   }
 
   private async bind(frame: Frame): Promise<void> {
@@ -276,6 +297,12 @@ export class ExtendedQuery {
       route = router.route(analysis, params, session.searchPath());
     }
     session.observed.routed(route);
+    if ((route.kind === "local" || route.kind === "multi-region") && statement.checked !== null) {
+      // The proxy answers this portal itself: first the server's verdict on the Parse.
+      await session.settle();
+      await statement.checked;
+      if (this.skipping) return;
+    }
     if (route.kind === "local") {
       this.portals.set(view.portal, { statement, leg: null, local: route.what });
       session.relay.local({ bytes: Messages.bindComplete });

@@ -22,7 +22,7 @@ import {
   refuseWritingCteAcrossRegions,
 } from "../errors/refusals.js";
 import { canonicalKey, shardFor } from "../topology/placement.js";
-import type { Topology } from "../topology/topology.js";
+import { compareIds, type Topology } from "../topology/topology.js";
 import { parseArrayLiteral } from "./array-literal.js";
 import type { AccessMode, Plan, RegionStatement, ScatterPlan } from "./plan.js";
 
@@ -566,11 +566,17 @@ class Planning {
         const resolved = this.resolved[source.table]!;
         const mask =
           resolved.placement === "global_replicated" ? topology.maskOf(home) : masks[source.table]!;
-        return { table: source.table, regions: this.regions(mask), sql: source.regionSql };
+        // Keys no region can hold (`k = 'a' AND k = 'b'`): no region has such rows, and home
+        // answers so with its own none (it describes the rows, too).
+        const sourceMask = mask === 0 ? topology.maskOf(home) : mask;
+        return { table: source.table, regions: this.regions(sourceMask), sql: source.regionSql };
       });
+      const gatherRegions = [
+        ...new Set([...regions, ...gatherSources.flatMap((source) => source.regions)]),
+      ].sort(compareIds);
       const plan: ScatterPlan = {
         kind: "scatter",
-        regions,
+        regions: gatherRegions,
         statements: gatherSources.flatMap((source) =>
           source.regions.map((region) => ({ region, sql: source.sql })),
         ),
