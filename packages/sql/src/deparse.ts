@@ -4,6 +4,19 @@ import { nodeAs } from "./ast.js";
 import { parseOne } from "./parser.js";
 
 type DeparserContext = Parameters<Deparser["SelectStmt"]>[1];
+type DeparserNode<K extends "NullTest" | "BooleanTest"> = Parameters<Deparser[K]>[0];
+
+/** Operands that print as one token or a closed form (a call, a cast, a parenthesised list). */
+const SIMPLE_OPERANDS = new Set([
+  "ColumnRef",
+  "A_Const",
+  "ParamRef",
+  "FuncCall",
+  "TypeCast",
+  "RowExpr",
+  "CoalesceExpr",
+  "CaseExpr",
+]);
 type DeparserSelect = Parameters<Deparser["SelectStmt"]>[0];
 
 /**
@@ -12,6 +25,29 @@ type DeparserSelect = Parameters<Deparser["SelectStmt"]>[0];
  * This printer writes such a clause in the SQL-standard form PostgreSQL reads back as WITH TIES.
  */
 class GeoDeparser extends Deparser {
+  /**
+   * pgsql-deparser prints the argument of IS [NOT] NULL and IS [NOT] TRUE/FALSE/UNKNOWN bare:
+   * `(NOT p) IS NULL` came out as `NOT p IS NULL`, which PostgreSQL reads as `NOT (p IS NULL)`.
+   * Any argument but a simple operand is parenthesised here.
+   */
+  override NullTest(node: DeparserNode<"NullTest">, context: DeparserContext): string {
+    const test =
+      (node as { nulltesttype?: string }).nulltesttype === "IS_NOT_NULL" ? "IS NOT NULL" : "IS NULL";
+    return `${this.operand((node as { arg?: Node }).arg, context)} ${test}`;
+  }
+
+  override BooleanTest(node: DeparserNode<"BooleanTest">, context: DeparserContext): string {
+    const kind = (node as { booltesttype?: string }).booltesttype ?? "IS_TRUE";
+    return `${this.operand((node as { arg?: Node }).arg, context)} ${kind.replace(/_/g, " ")}`;
+  }
+
+  private operand(arg: Node | undefined, context: DeparserContext): string {
+    const text = this.visit(arg as never, context);
+    if (arg === undefined) return text;
+    const tag = Object.keys(arg)[0];
+    return SIMPLE_OPERANDS.has(tag ?? "") ? text : `(${text})`;
+  }
+
   override SelectStmt(node: DeparserSelect, context: DeparserContext): string {
     const select = node as unknown as SelectStmt;
     if (select.limitOption !== "LIMIT_OPTION_WITH_TIES" || select.limitCount === undefined)
@@ -30,9 +66,72 @@ class GeoDeparser extends Deparser {
   }
 }
 
-/** Parse tree -> SQL text, on one line. Every rewrite of this package leaves through here. */
+/**
+ * Parse tree -> SQL text, on one line. Every rewrite of this package leaves through here, and
+ * is read back: a text that PostgreSQL's grammar parses into another tree (a printer that drops
+ * parentheses, `(NOT p) IS NULL` printed as `NOT p IS NULL`, or `"char"[]` as `"char"`) would
+ * run another statement than the one planned. Throws RewriteMismatch then.
+ */
 export function deparse(node: Node): string {
-  return new GeoDeparser(node as never, { pretty: false }).deparseQuery();
+  const text = new GeoDeparser(node as never, { pretty: false }).deparseQuery();
+  const reread = parseOne(text);
+  if (reread === undefined || !sameTree(node, reread)) throw new RewriteMismatch(text);
+  return text;
+}
+
+/** A rewritten statement whose text does not read back as the tree it was printed from. */
+export class RewriteMismatch extends Error {
+  constructor(readonly text: string) {
+    super(`a rewritten statement does not read back as written: ${text}`);
+    this.name = "RewriteMismatch";
+  }
+}
+
+/**
+ * Fields the grammar fills in with their default whatever the text says, or that say only where
+ * the text was: a tree built by a rewrite may leave them out.
+ */
+const DEFAULT_FIELDS: Readonly<Record<string, unknown>> = {
+  limitOption: "LIMIT_OPTION_DEFAULT",
+  op: "SETOP_NONE",
+  sortby_dir: "SORTBY_DEFAULT",
+  sortby_nulls: "SORTBY_NULLS_DEFAULT",
+  funcformat: "COERCE_EXPLICIT_CALL",
+  relpersistence: "p",
+  inh: true,
+};
+
+/** Where something was in the text (`location`, `rexpr_list_start`...): not what it means. */
+const POSITION_FIELD = /location$|^stmt_len$|list_start$|list_end$/;
+
+function sameTree(left: unknown, right: unknown): boolean {
+  if (left === right) return true;
+  if (Array.isArray(left) || Array.isArray(right)) {
+    if (!Array.isArray(left) || !Array.isArray(right) || left.length !== right.length) return false;
+    return left.every((item, i) => sameTree(item, right[i]));
+  }
+  if (typeof left !== "object" || typeof right !== "object" || left === null || right === null) return false;
+  const a = left as Record<string, unknown>;
+  const b = right as Record<string, unknown>;
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const key of keys) {
+    if (POSITION_FIELD.test(key)) continue;
+    const x = a[key];
+    const y = b[key];
+    if (isDefault(key, x) && isDefault(key, y)) continue;
+    if (!sameTree(x, y)) return false;
+  }
+  return true;
+}
+
+/** Absent, or the value the grammar would give (false, 0, "", [] are absent in its trees). */
+function isDefault(key: string, value: unknown): boolean {
+  if (value === undefined || value === false || value === 0 || value === "") return true;
+  if (Array.isArray(value) && value.length === 0) return true;
+  // A plain LIMIT or OFFSET reads back as LIMIT_OPTION_COUNT: the same as the default; only
+  // WITH TIES differs.
+  if (key === "limitOption" && value === "LIMIT_OPTION_COUNT") return true;
+  return key in DEFAULT_FIELDS && DEFAULT_FIELDS[key] === value;
 }
 
 const typeNames = new Map<string, TypeName>();

@@ -63,3 +63,4 @@ export { SQL_ERROR_CODES, SqlAnalysisError, VALID_HINT_FORMS } from "./errors.js
 
 export const packageName = "@geo/sql";
 export { preparedStatementText } from "./prepared-text.js";
+export { RewriteMismatch } from "./deparse.js";

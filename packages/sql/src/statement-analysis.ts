@@ -18,6 +18,7 @@ import type {
   TransactionControl,
 } from "./analysis.js";
 import type { AnalysisCore, InsertCore } from "./classify.js";
+import { RewriteMismatch } from "./deparse.js";
 import { splitInsert } from "./insert-split.js";
 import { planGather, planMerge } from "./merge-plan.js";
 
@@ -96,12 +97,29 @@ export class StatementAnalysis implements Analysis {
   }
 
   get merge(): MergePlan {
-    this.#merge ??= planMerge(this, this.#schema);
+    this.#merge ??= orRefused(() => planMerge(this, this.#schema));
     return this.#merge;
   }
 
   get gather(): GatherPlan | RefusedPlan {
-    this.#gather ??= planGather(this, this.#schema);
+    this.#gather ??= orRefused(() => planGather(this, this.#schema));
     return this.#gather;
+  }
+}
+
+/** A plan whose rewrite would not read back as written is refused: exact or refuse. */
+function orRefused<T extends MergePlan | GatherPlan | RefusedPlan>(planned: () => T): T | RefusedPlan {
+  try {
+    return planned();
+  } catch (error) {
+    if (!(error instanceof RewriteMismatch)) throw error;
+    return {
+      tier: "refused",
+      sqlstate: "0A000",
+      reason:
+        "the statement cannot be rewritten exactly for a read across regions (its rewrite would read back as another statement)",
+      hint: "constrain it to one region with a key condition, or write the expression another way (for example without IS [NOT] NULL or IS TRUE around an operator expression)",
+      movesRowData: false,
+    };
   }
 }

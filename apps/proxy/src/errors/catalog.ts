@@ -1,6 +1,6 @@
 import type { Refusal } from "@geo/core";
 import { PgError, SqlState, type SqlStateCode } from "@geo/proto";
-import type { SqlAnalysisError } from "@geo/sql";
+import { RewriteMismatch, type SqlAnalysisError } from "@geo/sql";
 
 /**
  * Every error the proxy itself originates, as named factories with real SQLSTATEs and hints.
@@ -200,12 +200,25 @@ export function unexpectedMessage(what: string): PgError {
 
 /** An internal failure that is the proxy's fault, never the client's. */
 export function internalError(cause: unknown): PgError {
+  if (cause instanceof RewriteMismatch) return refuseInexactRewrite();
   const reason = cause instanceof Error ? cause.message : String(cause);
   return new PgError({
     code: SqlState.internal_error,
     message: `geoproxy internal error: ${reason}`,
     hint: "This is a bug in geoproxy; the statement was not completed. Please report it with the proxy log.",
     cause,
+  });
+}
+
+/**
+ * A statement rewritten for the regions or the home finish whose text would read back as another
+ * statement (@geo/sql checks every rewrite): refused rather than run.
+ */
+export function refuseInexactRewrite(): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message: "the statement cannot be rewritten exactly for a read across regions (its rewrite would read back as another statement)",
+    hint: "Constrain it to one region with a key condition, or write the expression another way.",
   });
 }
 
