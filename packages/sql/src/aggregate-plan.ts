@@ -35,6 +35,16 @@ export function isAggregateCall(fn: FuncCall, schema: SchemaInfo): boolean {
   );
 }
 
+/** Whether any node of `tree` (its tag and body) passes `test`. */
+function containsNode(tree: unknown, test: (tag: string, body: unknown) => boolean): boolean {
+  if (tree === null || typeof tree !== "object") return false;
+  if (Array.isArray(tree)) return tree.some((item) => containsNode(item, test));
+  for (const [key, value] of Object.entries(tree as Record<string, unknown>)) {
+    if (test(key, value) || containsNode(value, test)) return true;
+  }
+  return false;
+}
+
 class NotDecomposable extends Error {
   constructor(readonly why: string) {
     super(why);
@@ -154,8 +164,20 @@ class AggregateSplitter {
         return typedMark("sum", [p]);
       }
       case "min":
-      case "max":
-        return funcCall(name, [this.#partial(regional(name), name)]);
+      case "max": {
+        const partial = this.#partial(regional(name), name);
+        // The partials reach home without their collation: an explicit one is written again
+        // around them, so home compares as each region did. One deeper in the argument is not
+        // known at home (the partials' type has none of its own).
+        const collate = arg === undefined ? undefined : nodeAs(arg, "CollateClause");
+        if (collate !== undefined)
+          return funcCall(name, [
+            { CollateClause: { arg: partial, collname: cloneTree(collate.collname) } } as Node,
+          ]);
+        if (arg !== undefined && containsNode(arg, (tag) => tag === "CollateClause"))
+          throw new NotDecomposable(`${name}() of an expression with a COLLATE inside`);
+        return funcCall(name, [partial]);
+      }
       case "bool_and":
       case "every":
         return funcCall("bool_and", [this.#partial(regional(name), name)]);
@@ -335,11 +357,21 @@ export function planPartialAggregate(
     if ((select.groupClause?.length ?? 0) > 0 || select.havingClause !== undefined)
       return { gather: "DISTINCT with GROUP BY" };
     groupKeys = targets.map((t) => t?.val as Node);
+    // DISTINCT of an aggregate groups nothing (one row); a region could not GROUP BY it.
+    if (
+      groupKeys.some((key) =>
+        containsNode(key, (tag, body) => tag === "FuncCall" && isAggregateCall(body as FuncCall, schema)),
+      )
+    )
+      return { gather: "DISTINCT over an aggregate" };
   } else {
     const keys = groupKeysOf(select);
     if (typeof keys === "string") return { gather: keys };
     groupKeys = keys;
   }
+  // A correlated sub-query as a key would have to be grouped by where its outer columns are.
+  if (groupKeys.some((key) => containsNode(key, (tag) => tag === "SubLink")))
+    return { gather: "a sub-query in GROUP BY or DISTINCT" };
   const outputNames = new Set(targets.map((t) => t?.name).filter((n) => n !== undefined));
   const splitter = new AggregateSplitter(groupKeys, schema, outputNames);
   let finishTargets: Node[];
@@ -376,7 +408,15 @@ export function planPartialAggregate(
     ],
     ...(select.fromClause === undefined ? {} : { fromClause: select.fromClause }),
     ...(select.whereClause === undefined ? {} : { whereClause: select.whereClause }),
-    ...(regionGroupBy.length === 0 ? {} : { groupClause: regionGroupBy }),
+    // A constant key ('x', or an integer GROUP BY would read as a position) goes by its
+    // position: the keys lead the select list.
+    ...(regionGroupBy.length === 0
+      ? {}
+      : {
+          groupClause: regionGroupBy.map((key, i) =>
+            nodeAs(key, "A_Const") === undefined ? key : integerConst(i + 1),
+          ),
+        }),
     limitOption: "LIMIT_OPTION_DEFAULT",
     op: "SETOP_NONE",
   };
