@@ -149,3 +149,31 @@ describe("a client that vanishes mid-statement", () => {
     }
   });
 });
+
+describe("a setting the proxy cannot replay on a fresh connection", () => {
+  it("fails the client's statement instead of running it with other settings (another role)", async () => {
+    const direct = new pg.Client({ ...region.direct, user: "postgres", database: "postgres" });
+    await direct.connect();
+    const client = await viaProxy();
+    try {
+      await direct.query(
+        "DROP TABLE IF EXISTS kit_victim; CREATE TABLE kit_victim (x int); INSERT INTO kit_victim VALUES (1), (2), (3); DROP ROLE IF EXISTS kit_r; CREATE ROLE kit_r",
+      );
+      await client.query("SET ROLE kit_r");
+      // Another client takes the only connection, so the next statement gets one that must be
+      // given the client's role again: the role is gone by then.
+      const other = await viaProxy();
+      await other.query("SELECT 1");
+      await other.end();
+      await direct.query("DROP ROLE kit_r");
+      expect(await sqlState(client.query("DELETE FROM kit_victim"))).toBeDefined();
+      expect((await direct.query("SELECT count(*)::int AS n FROM kit_victim")).rows[0].n).toBe(3);
+      // Every later statement needs the role too, so fails too; none runs without it.
+      expect(await sqlState(client.query("TRUNCATE kit_victim"))).toBe("22023");
+      expect((await direct.query("SELECT count(*)::int AS n FROM kit_victim")).rows[0].n).toBe(3);
+    } finally {
+      await client.end();
+      await direct.end();
+    }
+  });
+});

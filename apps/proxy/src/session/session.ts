@@ -4,6 +4,7 @@ import {
   BackendCode,
   type CancelRequest,
   copyFrame,
+  decodeErrorResponse,
   decodeStartupPacket,
   encodeBind,
   encodeCommandComplete,
@@ -408,10 +409,16 @@ export class Session {
       (from, frame) => this.relay.onFrame(from, frame),
       (broken, error) => this.onLegBroken(broken, error),
     );
+    const replayed = this.replaySettings(leg);
+    const failed = replayed === null ? null : await replayed;
+    if (failed !== null) {
+      leg.retire = true;
+      leg.release(true);
+      return failed;
+    }
     this.sessionMode = true;
     this.pinnedLeg = leg;
     leg.connection.markDirty("full");
-    this.replaySettings(leg);
     this.activeLeg = leg;
     return leg;
   }
@@ -500,7 +507,16 @@ export class Session {
         (from, frame) => this.relay.onFrame(from, frame),
         (broken, error) => this.onLegBroken(broken, error),
       );
-      this.replaySettings(leg);
+      const replayed = this.replaySettings(leg);
+      if (replayed !== null) {
+        const failed = await replayed;
+        if (failed !== null || leg.broken !== null) {
+          // The connection holds part of the settings, or none: closed, never reused.
+          leg.retire = true;
+          leg.release(true);
+          return failed ?? leg.broken ?? internalError("the connection broke while settings were replayed");
+        }
+      }
     }
     if (txn !== null) {
       txn.legs.set(region, leg);
@@ -513,22 +529,40 @@ export class Session {
     return leg;
   }
 
-  /** Makes the connection's settings the client's, before BEGIN so a rollback keeps them. */
-  private replaySettings(leg: Leg): void {
+  /**
+   * Makes the connection's settings the client's, before BEGIN so a rollback keeps them.
+   * Resolves with null once they are (at once when nothing differs), or with the error the
+   * server gave: the client's statement must then not run there, since it would run with other
+   * settings than the client's (another role, say).
+   */
+  private replaySettings(leg: Leg): Promise<PgError | null> | null {
     const applied = leg.connection.appliedSettings;
     const replay = this.settings.replayFor(applied);
-    if (replay === null) return;
+    if (replay === null) return null;
     this.settings.markApplied(applied);
-    this.relay.expect({
-      leg,
-      kind: "query",
-      mode: "quiet",
-      dropReadyForQuery: true,
-      done: (unit) => {
-        if (unit.failed) applied.clear();
-      },
+    return new Promise((resolve) => {
+      let failure: PgError | null = null;
+      this.relay.expect({
+        leg,
+        kind: "query",
+        mode: "silent",
+        dropReadyForQuery: true,
+        inspect: (frame) => {
+          if (frame.code !== BackendCode.ErrorResponse || failure !== null) return;
+          const decoded = decodeErrorResponse(frame.payload);
+          failure = isProtocolFault(decoded)
+            ? internalError(decoded.message)
+            : PgError.fromFields(decoded.fields);
+        },
+        done: (unit) => {
+          if (unit.failed) applied.clear();
+          resolve(unit.failed ? (failure ?? internalError("a setting could not be replayed")) : null);
+        },
+        skipped: () => resolve(internalError("a setting could not be replayed")),
+      });
+      leg.write(encodeQuery({ sql: replay }));
+      // Flushed by the Query's own ReadyForQuery; the statement waits for it.
     });
-    leg.write(encodeQuery({ sql: replay }));
   }
 
   /** Gives a leg's backend messages back to the relay after the proxy read an answer itself. */
