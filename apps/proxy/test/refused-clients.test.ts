@@ -91,3 +91,16 @@ describe("clients refused for max_connections", () => {
     }
   });
 });
+
+describe("a client that says goodbye before it starts up", () => {
+  it("is closed without an error, as PostgreSQL closes it", async () => {
+    const received: Buffer[] = [];
+    await new Promise<void>((resolve, reject) => {
+      const socket = netConnect(proxy.port, "127.0.0.1", () => socket.write(Buffer.from([0x58, 0, 0, 0, 4])));
+      socket.on("data", (chunk) => received.push(chunk));
+      socket.on("close", () => resolve());
+      socket.on("error", reject);
+    });
+    expect(Buffer.concat(received).length).toBe(0);
+  });
+});

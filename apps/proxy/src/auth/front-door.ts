@@ -279,6 +279,12 @@ class Handshake {
       this.directTls(chunk);
       return;
     }
+    if (!this.sawBytes && this.phase === "startup" && isTerminate(chunk)) {
+      // PostgreSQL closes without a word (the bytes read as a startup length it only logs);
+      // drivers that say goodbye before starting up expect no error.
+      this.closeSilently();
+      return;
+    }
     this.sawBytes = true;
     this.framer.push(chunk);
     this.pump();
@@ -469,6 +475,13 @@ class Handshake {
     this.startupTimer = null;
   }
 
+  private closeSilently(): void {
+    if (this.phase === "done") return;
+    const stream = this.stream;
+    this.finish(null);
+    stream.destroy();
+  }
+
   private fatal(error: PgError): void {
     if (this.phase === "done") return;
     const stream = this.stream;
@@ -489,6 +502,11 @@ class Handshake {
 }
 
 function noop(): void {}
+
+/** Terminate ('X', length 4): a client that leaves before its StartupMessage. */
+function isTerminate(chunk: Buffer): boolean {
+  return chunk.length >= 5 && chunk[0] === 0x58 && chunk.readInt32BE(1) === 4;
+}
 
 /**
  * Sends the last bytes and closes. The socket is read to its end, and destroyed after a second
