@@ -231,3 +231,22 @@ describe("SQL-level prepared statements", () => {
     await same(encodeQuery({ sql: "EXECUTE by_id(2)" }));
   });
 });
+
+describe("a Query the proxy's parser cannot read", () => {
+  it("gets PostgreSQL's own error, hint and position", async () => {
+    const lines = await same(encodeQuery({ sql: "SELECT (1" }));
+    expect(lines[0]).toBe("ErrorResponse 42601");
+    const direct = await pair.direct.query("SELECT U&'\\wxyz'");
+    const proxied = await pair.proxied.query("SELECT U&'\\wxyz'");
+    expect(proxied.error?.message).toBe(direct.error?.message);
+    expect(proxied.error?.hint).toBe(direct.error?.hint);
+    expect(proxied.error?.position).toBe(direct.error?.position);
+  });
+
+  it("runs what the server reads: a literal with standard_conforming_strings off", async () => {
+    await same(encodeQuery({ sql: "SET standard_conforming_strings = off" }));
+    const lines = await same(encodeQuery({ sql: "SELECT 'a\\'b' AS v" }));
+    expect(lines).toContain(`DataRow ["a'b"]`);
+    await same(encodeQuery({ sql: "RESET standard_conforming_strings" }));
+  });
+});

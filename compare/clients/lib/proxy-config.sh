@@ -56,4 +56,5 @@ backend_sslmode = "disable"
 
 [pool]
 max = 100
+mode = "${GEO_POOL_MODE:-transaction}"
 TOML

@@ -112,6 +112,14 @@ export class SessionPins {
     }
   }
 
+  /**
+   * A statement the proxy could not read ran, and succeeded, on the connection: whatever it
+   * left there (settings, objects) stays the client's only there, until DISCARD ALL.
+   */
+  holdUnknown(): void {
+    this.objects.add("unknown");
+  }
+
   private dropPrefix(prefix: string): void {
     for (const name of [...this.objects]) if (name.startsWith(prefix)) this.objects.delete(name);
   }

@@ -704,6 +704,42 @@ export class Session {
     return leg;
   }
 
+  /**
+   * One region only: a Query the proxy could not parse goes to the server as it is. If the
+   * server runs it, it may have changed anything in the session, so the client keeps that
+   * connection from then on (until DISCARD ALL), exactly as it would on one server.
+   */
+  async forwardUnread(bytes: Buffer): Promise<void> {
+    const region = this.runtime.router.topology.home.id;
+    if (this.relay.pending > 0) await this.settle();
+    const leg = await this.legFor(region, false, { extended: false, final: true });
+    if (leg instanceof PgError) {
+      this.fail(leg, { extended: false, final: true });
+      return;
+    }
+    this.relay.expect({
+      leg,
+      kind: "query",
+      mode: "relay",
+      done: (unit, status) => {
+        if (!unit.failed) {
+          this.pins.holdUnknown();
+          if (this.pinnedLeg === null) {
+            this.pinnedLeg = leg;
+            leg.connection.markDirty("full");
+            this.log.info(
+              { region: leg.region },
+              "session pinned to its connection (a statement the proxy could not read)",
+            );
+          }
+        }
+        this.afterReady(leg, status);
+      },
+    });
+    leg.write(bytes);
+    await this.relay.idle();
+  }
+
   /** Records what a statement that succeeded changed in the session (settings, pins). */
   recordEffects(leg: Leg | null, analyses: readonly Analysis[]): void {
     // A string sent whole may hold its own BEGIN ... ROLLBACK or ROLLBACK TO: follow them.

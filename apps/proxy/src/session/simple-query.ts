@@ -34,6 +34,12 @@ export async function runSimpleQuery(session: Session, frame: Frame): Promise<vo
   const router = session.runtime.router;
   const analyses = router.analyzeBatch(query.sql);
   if (analyses instanceof PgError) {
+    // With one region there is nowhere else to send it: PostgreSQL answers with its own error
+    // (its message, hint and position), or runs what its grammar reads and the proxy's does not.
+    if (router.topology.regions.length === 1 && session.status() !== "E") {
+      await session.forwardUnread(frame.bytes);
+      return;
+    }
     session.fail(analyses, FINAL);
     return;
   }
