@@ -145,6 +145,10 @@ export function planGatherFor(
     return refuseWriteGather();
   const tree = parseOne(analysis.text);
   if (tree === undefined) return refuseGatherUnsupported("an empty statement");
+  // Each table a sub-query reads is replaced by rows of its own: a sub-query written in GROUP BY
+  // and again in the select list would no longer be one expression to PostgreSQL (the grand
+  // total of a GROUPING SETS would keep its value, a correlated one would be "ungrouped").
+  if (groupsBySubquery(tree)) return refuseGatherUnsupported("a sub-query in GROUP BY");
   const walk = walkOf(tree, schema);
   const sources: GatherSource[] = [];
   for (const [i, o] of walk.occurrences.entries()) {
@@ -184,4 +188,15 @@ export function planGatherFor(
       return deparse(copy);
     },
   };
+}
+
+/** Whether any query block of `tree` has a sub-query in its GROUP BY. */
+function groupsBySubquery(tree: unknown): boolean {
+  if (tree === null || typeof tree !== "object") return false;
+  if (Array.isArray(tree)) return tree.some(groupsBySubquery);
+  for (const [key, value] of Object.entries(tree as Record<string, unknown>)) {
+    if (key === "groupClause" && JSON.stringify(value).includes('"SubLink"')) return true;
+    if (groupsBySubquery(value)) return true;
+  }
+  return false;
 }

@@ -42,3 +42,12 @@ describe("partial aggregates and DISTINCT", () => {
     expect(plan('SELECT max(upper(name COLLATE "C")) FROM users').tier).toBe("gather");
   });
 });
+
+describe("gathers", () => {
+  it("refuse a sub-query in GROUP BY, which would no longer be the select list's expression", () => {
+    const analysis = analyzer.analyze(
+      "SELECT (SELECT count(*) FROM orders) AS c FROM generate_series(1, 5) g GROUP BY GROUPING SETS (((SELECT count(*) FROM orders)), ())",
+    );
+    expect(analysis.gather.tier).toBe("refused");
+  });
+});
