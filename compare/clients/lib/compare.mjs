@@ -23,18 +23,30 @@ const args = process.argv.slice(2);
 if (args[0] === "--count") {
   const rows = load(args[1]);
   if (!rows) console.log("no results");
-  else { const c = count(rows); console.log(`${c.pass} pass, ${c.fail} fail, ${c.skip} skip`); }
+  else {
+    const c = count(rows);
+    console.log(`${c.pass} pass, ${c.fail} fail, ${c.skip} skip`);
+  }
   process.exit(0);
 }
 const [suite, dir, ...ways] = args;
 const runs = Object.fromEntries(ways.map((w) => [w, load(path.join(dir, w, "results.jsonl"))]));
-const secs = (w) => { try { return fs.readFileSync(path.join(dir, w, "seconds"), "utf8").trim(); } catch { return "?"; } };
+const secs = (w) => {
+  try {
+    return fs.readFileSync(path.join(dir, w, "seconds"), "utf8").trim();
+  } catch {
+    return "?";
+  }
+};
 console.log(`\n${suite}`);
 console.log("| way | pass | fail | skip | total | seconds |");
 console.log("|---|---|---|---|---|---|");
 for (const w of ways) {
   const rows = runs[w];
-  if (!rows) { console.log(`| ${w} | - | - | - | - | - |`); continue; }
+  if (!rows) {
+    console.log(`| ${w} | - | - | - | - | - |`);
+    continue;
+  }
   const c = count(rows);
   console.log(`| ${w} | ${c.pass} | ${c.fail} | ${c.skip} | ${rows.size} | ${secs(w)} |`);
 }
@@ -43,7 +55,9 @@ if (runs.proxy) {
   const base = runs.pipe ?? runs.direct;
   const baseName = runs.pipe ? "pipe" : "direct";
   if (base) {
-    const only = [...runs.proxy.values()].filter((r) => r.status === "fail" && base.get(r.name)?.status === "pass");
+    const only = [...runs.proxy.values()].filter(
+      (r) => r.status === "fail" && base.get(r.name)?.status === "pass",
+    );
     const missing = [...base.values()].filter((r) => r.status === "pass" && !runs.proxy.has(r.name));
     console.log(`\nFailing through the proxy, passing through the ${baseName} (${only.length}):`);
     for (const r of only) console.log(`- ${r.name}\n    ${short(r.error)}`);
@@ -51,9 +65,13 @@ if (runs.proxy) {
       console.log(`\nPassing through the ${baseName}, not run through the proxy (${missing.length}):`);
       for (const r of missing) console.log(`- ${r.name}`);
     }
-    const both = [...runs.proxy.values()].filter((r) => r.status === "fail" && base.get(r.name)?.status !== "pass");
+    const both = [...runs.proxy.values()].filter(
+      (r) => r.status === "fail" && base.get(r.name)?.status !== "pass",
+    );
     if (both.length) {
-      console.log(`\nFailing through the proxy and not passing through the ${baseName} either (${both.length}):`);
+      console.log(
+        `\nFailing through the proxy and not passing through the ${baseName} either (${both.length}):`,
+      );
       for (const r of both) console.log(`- ${r.name}`);
     }
   }

@@ -62,5 +62,5 @@ export type { SqlErrorCode } from "./errors.js";
 export { SQL_ERROR_CODES, SqlAnalysisError, VALID_HINT_FORMS } from "./errors.js";
 
 export const packageName = "@geo/sql";
-export { preparedStatementText } from "./prepared-text.js";
 export { RewriteMismatch } from "./deparse.js";
+export { preparedStatementText } from "./prepared-text.js";

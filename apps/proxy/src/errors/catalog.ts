@@ -217,7 +217,8 @@ export function internalError(cause: unknown): PgError {
 export function refuseInexactRewrite(): PgError {
   return new PgError({
     code: SqlState.feature_not_supported,
-    message: "the statement cannot be rewritten exactly for a read across regions (its rewrite would read back as another statement)",
+    message:
+      "the statement cannot be rewritten exactly for a read across regions (its rewrite would read back as another statement)",
     hint: "Constrain it to one region with a key condition, or write the expression another way.",
   });
 }

@@ -19,7 +19,9 @@ Module._load = function (request, parent, isMain) {
   const exported = load.apply(this, arguments);
   if (!wrapped && /(^|\/)suite(\.js)?$/.test(request)) {
     let resolved = "";
-    try { resolved = Module._resolveFilename(request, parent, isMain); } catch {}
+    try {
+      resolved = Module._resolveFilename(request, parent, isMain);
+    } catch {}
     if (resolved.endsWith(path.join("test", "suite.js")) && typeof exported === "function") {
       wrapped = true;
       const run = exported.prototype.run;
@@ -27,16 +29,22 @@ Module._load = function (request, parent, isMain) {
         const n = (seen.get(test.name) ?? 0) + 1;
         seen.set(test.name, n);
         current = n === 1 ? test.name : `${test.name} #${n}`;
-        if (!test.action) { emit("skip"); return run.call(this, test, cb); }
+        if (!test.action) {
+          emit("skip");
+          return run.call(this, test, cb);
+        }
         const testRun = test.run;
-        test.run = (done) => testRun.call(test, (err) => {
-          emit(err ? "fail" : "pass", err ? String((err && err.stack) || err) : undefined);
-          done(err);
-        });
+        test.run = (done) =>
+          testRun.call(test, (err) => {
+            emit(err ? "fail" : "pass", err ? String((err && err.stack) || err) : undefined);
+            done(err);
+          });
         return run.call(this, test, cb);
       };
     }
   }
   return exported;
 };
-process.on("exit", (code) => emit("fail", `process exited with code ${code} while the check was running (timeout or uncaught error)`));
+process.on("exit", (code) =>
+  emit("fail", `process exited with code ${code} while the check was running (timeout or uncaught error)`),
+);

@@ -8,7 +8,9 @@ import util from "node:util";
 const out = process.env.PGJS_RESULTS;
 let only = false;
 let promise = Promise.resolve();
-let queued = 0, done = 0, ignored = 0;
+let queued = 0,
+  done = 0,
+  ignored = 0;
 const names = new Map();
 // PGJS_ONLY_FILE: run only the tests named there, one name a line (to rerun failures in isolation).
 const selected = process.env.PGJS_ONLY_FILE
@@ -22,7 +24,11 @@ let running = null;
 const uncaught = (err) => {
   const e = err instanceof Error ? err : new Error(util.inspect(err));
   process.stdout.write(`\nuncaught during ${running ?? "(between tests)"}: ${e.code ?? ""} ${e.message}\n`);
-  if (process.env.PGJS_UNCAUGHT) fs.appendFileSync(process.env.PGJS_UNCAUGHT, JSON.stringify({ test: running, code: e.code, message: e.message }) + "\n");
+  if (process.env.PGJS_UNCAUGHT)
+    fs.appendFileSync(
+      process.env.PGJS_UNCAUGHT,
+      JSON.stringify({ test: running, code: e.code, message: e.message }) + "\n",
+    );
 };
 process.on("uncaughtException", uncaught);
 process.on("unhandledRejection", uncaught);
@@ -35,12 +41,18 @@ const record = (name, status, error) => {
 };
 
 export const nt = () => ignored++;
-export const ot = (...rest) => ((only = true), test(true, ...rest));
+export const ot = (...rest) => {
+  only = true;
+  return test(true, ...rest);
+};
 export const t = (...rest) => test(false, ...rest);
 t.timeout = 5;
 
 async function test(o, name, options, fn) {
-  typeof options !== "object" && ((fn = options), (options = {}));
+  if (typeof options !== "object") {
+    fn = options;
+    options = {};
+  }
   await 1;
   if (only && !o) return;
   if (selected && !selected.has(name)) return;
@@ -64,7 +76,11 @@ async function test(o, name, options, fn) {
         })
         .catch((err) => {
           clearTimeout(timer);
-          record(name, "fail", err instanceof Error ? `${err.code ? err.code + " " : ""}${err.message}` : util.inspect(err));
+          record(
+            name,
+            "fail",
+            err instanceof Error ? `${err.code ? err.code + " " : ""}${err.message}` : util.inspect(err),
+          );
         });
     })
     .then(() => {

@@ -2,4 +2,5 @@
 // (this kit's own implementation of the same t/nt/ot API), so every test runs even after one fails.
 // Nothing in the postgres.js checkout is changed.
 import { register } from "node:module";
+
 register(new URL("./hooks.mjs", import.meta.url));

@@ -7,8 +7,8 @@ import {
   DEFAULTS,
   KEY_TYPES,
   PLACEMENTS,
-  RESIDENCIES,
   POOL_MODES,
+  RESIDENCIES,
   SSL_MODES,
 } from "./defaults.js";
 import { FieldReader } from "./field-reader.js";
