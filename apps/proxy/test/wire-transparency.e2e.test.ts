@@ -250,3 +250,19 @@ describe("a Query the proxy's parser cannot read", () => {
     await same(encodeQuery({ sql: "RESET standard_conforming_strings" }));
   });
 });
+
+describe("AND CHAIN", () => {
+  it("begins the next block with the same characteristics, after a commit and after a failed block", async () => {
+    await same(encodeQuery({ sql: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY" }));
+    await same(encodeQuery({ sql: "SELECT count(*) FROM items" }));
+    await same(encodeQuery({ sql: "COMMIT AND CHAIN" }));
+    const isolation = await same(encodeQuery({ sql: "SHOW transaction_isolation" }));
+    expect(isolation).toContain('DataRow ["repeatable read"]');
+    await same(encodeQuery({ sql: "SELECT 1/0" }));
+    await same(encodeQuery({ sql: "COMMIT AND CHAIN" }));
+    await same(encodeQuery({ sql: "SHOW transaction_read_only" }));
+    await same(encodeQuery({ sql: "ROLLBACK AND CHAIN" }));
+    const last = await same(encodeQuery({ sql: "COMMIT" }));
+    expect(last.at(-1)).toBe("ReadyForQuery I");
+  });
+});

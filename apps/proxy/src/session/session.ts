@@ -1003,6 +1003,7 @@ export class Session {
       return true;
     }
     if ((action !== "commit" && action !== "rollback") || txn === null) return false;
+    if (analysis.transaction!.chain === true) return false;
     if (txn.legs.size !== 1 || txn.writeRegions.size > 1) return false;
     const leg = txn.legs.values().next().value as Leg;
     if (leg.broken !== null) return false;
@@ -1073,6 +1074,7 @@ export class Session {
     const txn = this.txn!;
     const action = analysis.transaction!.action;
     const commit = action === "commit" && txn.status !== "E";
+    const chain = analysis.transaction!.chain === true;
     const legs = [...txn.legs.values()];
     if (action === "prepare" && txn.writeRegions.size > 1) {
       this.fail(refuseClientPrepareAcrossRegions([...txn.writeRegions]), mode);
@@ -1115,7 +1117,14 @@ export class Session {
       if (primary === undefined) {
         this.relay.local({ bytes: encodeCommandComplete({ tag: commit ? "COMMIT" : "ROLLBACK" }) });
       } else {
-        const sql = action === "prepare" || (commit && action === "commit") ? analysis.text : "ROLLBACK";
+        // The client's own statement where it applies (COMMIT AND CHAIN, ROLLBACK AND CHAIN,
+        // PREPARE TRANSACTION); a failed block is rolled back, chained as the client asked.
+        const sql =
+          action === "prepare" || action === "rollback" || commit
+            ? analysis.text
+            : chain
+              ? "ROLLBACK AND CHAIN"
+              : "ROLLBACK";
         await this.runOnLeg(primary, sql, "relay", mode.extended, (unit) => {
           if (unit.failed) committed = false;
         });
@@ -1123,6 +1132,16 @@ export class Session {
     }
     await this.settle();
     this.txn = null;
+    if (chain && action !== "prepare") {
+      // AND CHAIN: a new block with the same characteristics begins at once. The written leg's
+      // server began it already; other regions get the block's BEGIN when they are reached.
+      const next = new Transaction(txn.beginSql, false, this.settings.snapshot());
+      if (!twoPhase && primary !== undefined && primary.broken === null) {
+        next.legs.set(primary.region, primary);
+        legs.splice(legs.indexOf(primary), 1);
+      }
+      this.txn = next;
+    }
     if (!twoPhase) this.runtime.observability.blockEnded(action, committed);
     if (!committed) this.settings.restore(txn.settingsBefore);
     txn.settleSettings(committed, (applied) => this.settings.markApplied(applied));
