@@ -280,6 +280,21 @@ function shapeOf(node: Node, schema: SchemaInfo): Shape {
         shape.effects = [{ kind: "create-temp", local: false, name: rel.relname ?? "" }];
       return shape;
     }
+    case "CreateSeqStmt":
+    case "ViewStmt": {
+      // A temporary sequence or view lives on its connection, as a temporary table does.
+      const rel =
+        tag === "ViewStmt" ? nodeAs(node, "ViewStmt")?.view : nodeAs(node, "CreateSeqStmt")?.sequence;
+      const shape: Shape = {
+        kind: "ddl",
+        command: commandOfTag(tag),
+        readOnly: false,
+        needsPrimary: "ddl",
+      };
+      if (rel?.relpersistence === "t")
+        shape.effects = [{ kind: "create-temp", local: false, name: rel.relname ?? "" }];
+      return shape;
+    }
     case "CreateTableAsStmt": {
       const ctas = nodeAs(node, "CreateTableAsStmt");
       const rel = ctas?.into?.rel;

@@ -51,3 +51,12 @@ describe("gathers", () => {
     expect(analysis.gather.tier).toBe("refused");
   });
 });
+
+describe("session objects", () => {
+  it.each(["CREATE TEMP SEQUENCE s", "CREATE TEMPORARY VIEW v AS SELECT 1", "CREATE TEMP TABLE t (x int)"])(
+    "%s pins the session to its connection",
+    (sql) => {
+      expect(analyzer.analyze(sql).sessionEffects.map((effect) => effect.kind)).toEqual(["create-temp"]);
+    },
+  );
+});

@@ -748,6 +748,7 @@ export class Session {
       if (block !== null && analysis.transaction !== undefined) block.control(analysis.transaction);
       if (analysis.sessionEffects.length === 0) continue;
       this.settings.record(analysis);
+      if (leg !== null) this.recordReportedValues(leg, analysis);
       // Mid-batch outside a block the batch may still fail and roll back: removals wait for Sync.
       const batchOpen = this.txn === null && this.extended.inBatch;
       if (batchOpen) this.batchPins.push(analysis);
@@ -772,6 +773,19 @@ export class Session {
       }
     }
     this.unpinIfFree();
+  }
+
+  /**
+   * `SET DateStyle TO ymd` changes only part of the setting: replayed alone on a connection whose
+   * DateStyle differs it would give another value. The value the server reported instead is
+   * what the session has, so that is what is kept.
+   */
+  private recordReportedValues(leg: Leg, analysis: Analysis): void {
+    for (const effect of analysis.sessionEffects) {
+      if (effect.kind !== "set" || effect.local || effect.name?.toLowerCase() !== "datestyle") continue;
+      const reported = leg.connection.parameters.get("DateStyle");
+      if (reported !== undefined) this.settings.setValue("DateStyle", reported);
+    }
   }
 
   /** At Sync: a batch that succeeded outside a block committed its UNLISTEN, CLOSE... */
