@@ -179,17 +179,17 @@ describe("a setting the proxy cannot replay on a fresh connection", () => {
 });
 
 describe("a setting that changes part of itself", () => {
-  it("follows the client to other connections as the whole value (SET DateStyle TO ymd after ISO)", async () => {
+  it("follows the client to other connections as the whole value (SET DateStyle TO ymd after SQL)", async () => {
     const client = await viaProxy();
     try {
-      await client.query("SET DateStyle TO ISO");
+      await client.query("SET DateStyle TO SQL");
       await client.query("SET DateStyle TO YMD");
       // Another client in between: the next statement gets a connection the settings are replayed on.
       const other = await viaProxy();
       await other.query("SELECT 1");
       await other.end();
-      const row = await client.query("SELECT current_setting('DateStyle') AS style, '2001-02-03'::date::text AS d");
-      expect(row.rows).toEqual([{ style: "ISO, YMD", d: "2001-02-03" }]);
+      const row = await client.query("SELECT current_setting('DateStyle') AS style");
+      expect(row.rows).toEqual([{ style: "SQL, YMD" }]);
     } finally {
       await client.end();
     }
