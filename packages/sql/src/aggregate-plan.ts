@@ -89,7 +89,15 @@ class AggregateSplitter {
   /** The home-region form of `expr`; throws NotDecomposable when there is none. */
   rewrite(expr: Node, allowOutputNames: boolean): Node {
     const key = this.groupKeys.findIndex((g) => sameTree(g, expr));
-    if (key >= 0) return columnRef(`${GROUP_COLUMN_PREFIX}${key}`);
+    if (key >= 0) {
+      const column = columnRef(`${GROUP_COLUMN_PREFIX}${key}`);
+      // The key reaches home without its collation: an explicit one is written again, so home
+      // groups and orders it as the regions and one server would.
+      const collate = nodeAs(expr, "CollateClause");
+      return collate === undefined
+        ? column
+        : ({ CollateClause: { arg: column, collname: cloneTree(collate.collname) } } as Node);
+    }
     const fn = nodeAs(expr, "FuncCall");
     if (fn !== undefined) {
       if (fn.over !== undefined) throw new NotDecomposable("a window function");
@@ -423,7 +431,16 @@ export function planPartialAggregate(
   const columns = [...groupNames, ...distinctNames, ...partialNames];
   const finishTemplate: SelectStmt = {
     targetList: finishTargets,
-    ...(groupNames.length === 0 ? {} : { groupClause: groupNames.map((n) => columnRef(n)) }),
+    ...(groupNames.length === 0
+      ? {}
+      : {
+          groupClause: groupNames.map((n, i) => {
+            const collate = nodeAs(groupKeys[i], "CollateClause");
+            return collate === undefined
+              ? columnRef(n)
+              : ({ CollateClause: { arg: columnRef(n), collname: cloneTree(collate.collname) } } as Node);
+          }),
+        }),
     ...(having === undefined ? {} : { havingClause: having }),
     ...(sortClause === undefined ? {} : { sortClause }),
     ...(select.limitCount === undefined ? {} : { limitCount: select.limitCount }),

@@ -60,3 +60,12 @@ describe("session objects", () => {
     },
   );
 });
+
+describe("a collated grouping key", () => {
+  it("is grouped and ordered at home in its collation", () => {
+    const p = plan('SELECT tenant_id COLLATE "C" AS c FROM orders GROUP BY tenant_id COLLATE "C" ORDER BY 1');
+    const finish = p.tier === "partial-aggregate" ? p.homeFinish.render(["text"] as never) : "";
+    expect(finish).toContain('__geo_g0 COLLATE "C" AS c');
+    expect(finish).toContain('GROUP BY __geo_g0 COLLATE "C"');
+  });
+});
