@@ -151,8 +151,17 @@ class AggregateSplitter {
       if (fn.agg_filter !== undefined) throw new NotDecomposable(`${name}(DISTINCT ...) FILTER`);
       if (arg === undefined || nodeAs(arg, "RowExpr") !== undefined)
         throw new NotDecomposable(`${name}(DISTINCT) of a row`);
-      // The regions ship each group's distinct values; the home region runs the aggregate itself.
-      return funcCall(name, [this.#distinctColumn(cloneTree(arg))], { agg_distinct: true });
+      // The regions ship each group's distinct values; the home region runs the aggregate itself,
+      // in the argument's explicit collation (a nondeterministic one makes values equal).
+      const column = this.#distinctColumn(cloneTree(arg));
+      const collate = nodeAs(arg, "CollateClause");
+      if (collate === undefined && containsNode(arg, (tag) => tag === "CollateClause"))
+        throw new NotDecomposable(`${name}(DISTINCT ...) of an expression with a COLLATE inside`);
+      const homeArg =
+        collate === undefined
+          ? column
+          : ({ CollateClause: { arg: column, collname: cloneTree(collate.collname) } } as Node);
+      return funcCall(name, [homeArg], { agg_distinct: true });
     }
     const regional = (fnName: string): Node =>
       funcCall(fnName, arg === undefined ? [] : [cloneTree(arg)], {

@@ -69,3 +69,11 @@ describe("a collated grouping key", () => {
     expect(finish).toContain('GROUP BY __geo_g0 COLLATE "C"');
   });
 });
+
+describe("a DISTINCT aggregate of a collated argument", () => {
+  it("counts distinct values at home in that collation", () => {
+    const p = plan('SELECT count(DISTINCT name COLLATE "und-x-icu") FROM users');
+    const finish = p.tier === "partial-aggregate" ? p.homeFinish.render(["text"] as never) : "";
+    expect(finish).toContain('count(DISTINCT __geo_d0 COLLATE "und-x-icu")');
+  });
+});
