@@ -672,9 +672,12 @@ export class Session {
       throw new Error(`runRouted called for a ${route.kind} route`);
     }
     const readOnly = route.kind === "region" ? route.readOnly : true;
+    // A string of several statements (onPrimary) was placed with every statement's own region.
     const region =
       route.kind === "region"
-        ? readYourWrites(this, analysis, route.region, readOnly)
+        ? route.onPrimary === true
+          ? route.region
+          : readYourWrites(this, analysis, route.region, readOnly)
         : this.runtime.router.topology.home.id;
     const anywhere = route.kind === "region" && route.anywhere;
     const batchWrite = this.extended.batchWriteRegion;

@@ -9,6 +9,7 @@ import {
 } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
 import { commitAcrossRegions } from "../distributed/commit-across-regions.js";
+import { readYourWrites } from "../distributed/read-your-writes.js";
 import type { Admission } from "../moves/moves.js";
 import type { Route } from "../routing/router.js";
 import type { Session, StatementMode } from "./session.js";
@@ -155,7 +156,7 @@ async function runBatchAdmitted(
   const router = session.runtime.router;
   const searchPath = session.searchPath();
   const routes = analyses.map((analysis) => router.route(analysis, undefined, searchPath));
-  const region = singleRegion(session, routes);
+  const region = singleRegion(session, analyses, routes);
   if (region !== null) {
     const readOnly = routes.every((route) => route.kind !== "region" || route.readOnly);
     session.observed.routedTogether(routes, region);
@@ -187,14 +188,21 @@ async function runBatchAdmitted(
 }
 
 /** The region every statement of the string goes to, or null when they span regions. */
-function singleRegion(session: Session, routes: readonly Route[]): string | null {
+function singleRegion(
+  session: Session,
+  analyses: readonly Analysis[],
+  routes: readonly Route[],
+): string | null {
   if (session.status() === "E") return null;
   let region: string | null = null;
-  for (const route of routes) {
+  for (const [i, route] of routes.entries()) {
     if (route.kind === "region") {
       if (route.anywhere) continue;
-      if (region === null) region = route.region;
-      else if (region !== route.region) return null;
+      // Where this statement would run on its own: a read of a replicated table the session
+      // wrote at its writer goes there (read-your-writes), and so must the string holding it.
+      const own = readYourWrites(session, analyses[i]!, route.region, route.readOnly);
+      if (region === null) region = own;
+      else if (region !== own) return null;
     } else if (route.kind !== "local" || (route.what !== "session" && route.what !== "transaction")) {
       return null;
     }
