@@ -217,8 +217,10 @@ export class ExtendedQuery {
     };
     const route = session.runtime.router.route(analysis, undefined, session.searchPath());
     if (
-      route.kind === "local" ||
-      route.kind === "error" ||
+      // Only a statement whose region is known now is checked now: one routed by its parameters
+      // (or read across regions) would hold a connection here that its Bind may not use, so its
+      // server error arrives at Bind, from the region that runs it.
+      route.kind !== "region" ||
       // A server's Parse of a write takes the table's RowExclusiveLock until Sync, and the Bind
       // after it may wait for a move of its key, which waits for that lock: with moves, writes
       // are checked by the server at Bind instead.
