@@ -43,6 +43,25 @@ function port(index: number): number {
 }
 
 describe("the admin port served by the proxy, in front of three PostgreSQL servers", () => {
+  it("counts reads over several regions by how they were finished, through both protocols", async () => {
+    const before = await scrape();
+    await client.query("SELECT id FROM orders");
+    await client.query("SELECT id FROM orders ORDER BY id LIMIT 3");
+    await client.query("SELECT country, count(*) FROM users GROUP BY country");
+    await client.query("SELECT o.id FROM orders o JOIN users u ON u.id = o.user_id");
+    await client.query({
+      text: "SELECT country, count(*) FROM users WHERE $1::int = 1 GROUP BY country",
+      values: [1],
+    });
+    const after = await scrape();
+    const delta = (finish: string): number =>
+      (after.value("geoproxy_multi_region_reads_total", { finish }) ?? 0) -
+      (before.value("geoproxy_multi_region_reads_total", { finish }) ?? 0);
+    expect(delta("merged_in_proxy")).toBe(2);
+    expect(delta("finished_in_home")).toBe(2);
+    expect(delta("gathered")).toBe(1);
+  });
+
   it("counts a workload in /metrics: statements per region and plan kind, refusals by SQLSTATE, clients", async () => {
     const before = await scrape();
     await client.query("SELECT name FROM users WHERE tenant_id = 'alice'");

@@ -41,6 +41,7 @@ export async function runScatterQuery(
       throw error;
     }
     await answer.rows.close(false);
+    session.runtime.observability.multiRegionRead(answer.finish);
   } catch (error) {
     reportFailure(session, error, mode);
     return;

@@ -116,10 +116,13 @@ export class ScatterPortal {
       if (outcome.kind === "complete") {
         await answer.rows.close(false);
         this.finish();
+        session.runtime.observability.multiRegionRead(answer.finish);
         return;
       }
       const limits = this.plan.gatherLimits ?? session.runtime.config.gather;
       this.rest = await PortalBuffer.drain(answer.rows, limits, this.plan.regions);
+      // Every row is in hand: the read was answered (the rest follows Execute by Execute).
+      session.runtime.observability.multiRegionRead(answer.finish);
     } catch (error) {
       this.finish();
       reportFailure(session, error, EXTENDED);

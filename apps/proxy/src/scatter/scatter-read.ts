@@ -1,3 +1,4 @@
+import type { ReadFinish } from "@geo/admin";
 import type { ScatterPlan } from "@geo/core";
 import { type FieldDescription, type FormatCode, Messages, PgError } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
@@ -35,6 +36,8 @@ export interface ScatterRequest {
 export interface ScatterAnswer {
   readonly fields: readonly FieldDescription[] | null;
   readonly rows: RowSource;
+  /** How the answer is finished, as the metrics count reads over several regions. */
+  readonly finish: ReadFinish;
 }
 
 /** A statement one region runs: for a gather, one per shipped table (`source`) and region. */
@@ -184,7 +187,11 @@ async function openScatterWith(
     const fields =
       original.fields?.map((field, i) => ({ ...field, format: formatOf(request.resultFormats, i) })) ?? null;
     const visibleFormats = (fields ?? []).map((field) => field.format);
-    const done = (rows: RowSource): ScatterAnswer => ({ fields, rows });
+    const done = (rows: RowSource, finish: ReadFinish = "merged_in_proxy"): ScatterAnswer => ({
+      fields,
+      rows,
+      finish,
+    });
     const source = (next: () => Promise<Buffer | null>): RowSource => ({
       next,
       close: (failed) => {
@@ -333,7 +340,10 @@ async function openScatterWith(
       values: [...params.values, ...arrays.map((array) => array.encode())],
     };
     const rows = await RegionRows.start(home.channel, finishSql, finishParams, visibleFormats, true);
-    return done(source(() => rows.next()));
+    return done(
+      source(() => rows.next()),
+      merge.tier === "gather" ? "gathered" : "finished_in_home",
+    );
   } catch (error) {
     session.cancelHooks.delete(cancel);
     await closeAll(connections, !(error instanceof StaleShape));
