@@ -264,5 +264,9 @@ describe("AND CHAIN", () => {
     await same(encodeQuery({ sql: "ROLLBACK AND CHAIN" }));
     const last = await same(encodeQuery({ sql: "COMMIT" }));
     expect(last.at(-1)).toBe("ReadyForQuery I");
+    // With no block to chain from, an error (25P01), not a warning.
+    const outside = await same(encodeQuery({ sql: "COMMIT AND CHAIN" }));
+    expect(outside[0]).toBe("ErrorResponse 25P01");
+    await same(encodeQuery({ sql: "ROLLBACK AND CHAIN" }));
   });
 });

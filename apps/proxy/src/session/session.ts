@@ -954,6 +954,17 @@ export class Session {
             );
             return;
           }
+          if (control.chain === true) {
+            // PostgreSQL refuses a chain with no block to chain from (25P01).
+            this.fail(
+              new PgError({
+                code: SqlState.no_active_sql_transaction,
+                message: `${tag} AND CHAIN can only be used in transaction blocks`,
+              }),
+              mode,
+            );
+            return;
+          }
           tagOnly(tag, warning(SqlState.no_active_sql_transaction, "there is no transaction in progress"));
           return;
         }
