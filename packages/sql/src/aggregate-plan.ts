@@ -245,8 +245,21 @@ function isExpressionTag(tag: string): boolean {
 }
 
 /** `arg * 1::float8`: the argument in double precision (an interval stays an interval). */
+/**
+ * `CASE WHEN pg_typeof(arg) = 'real'::regtype THEN arg * 1::float8 END`: the double-precision sum
+ * only where the argument is real. For any other type the branch never runs, so a numeric beyond
+ * float8's range cannot overflow there (the product would, where one server's avg does not).
+ */
 function multiplyByFloat8One(arg: Node): Node {
-  return {
+  const isReal: Node = {
+    A_Expr: {
+      kind: "AEXPR_OP",
+      name: [{ String: { sval: "=" } }],
+      lexpr: funcCall("pg_typeof", [cloneTree(arg)]),
+      rexpr: typeCast({ A_Const: { sval: { sval: "real" } } } as Node, typeNameNode("regtype")),
+    },
+  };
+  const wide: Node = {
     A_Expr: {
       kind: "AEXPR_OP",
       name: [{ String: { sval: "*" } }],
@@ -254,6 +267,7 @@ function multiplyByFloat8One(arg: Node): Node {
       rexpr: typeCast(integerConst(1), typeNameNode("float8")),
     },
   };
+  return { CaseExpr: { args: [{ CaseWhen: { expr: isReal, result: wide } }] } } as Node;
 }
 
 function typedMark(kind: "sum" | "avg", columns: Node[]): Node {

@@ -93,7 +93,7 @@ describe("the merge plan", () => {
     );
     if (p.tier !== "partial-aggregate") throw new Error(p.tier);
     expect(p.regionSql).toBe(
-      "SELECT country AS __geo_g0, count(*) AS __geo_p0, sum(age) AS __geo_p1, count(age) AS __geo_p2, sum(age * 1::float8) AS __geo_p3, count(*) AS __geo_p4 FROM users GROUP BY country",
+      "SELECT country AS __geo_g0, count(*) AS __geo_p0, sum(age) AS __geo_p1, count(age) AS __geo_p2, sum(CASE WHEN pg_typeof(age) = CAST('real' AS regtype) THEN age * 1::float8 END) AS __geo_p3, count(*) AS __geo_p4 FROM users GROUP BY country",
     );
     expect(p.homeFinish.columns).toEqual([
       "__geo_g0",
@@ -122,7 +122,7 @@ describe("the merge plan", () => {
     const p = plan("SELECT avg(r) FROM orders");
     if (p.tier !== "partial-aggregate") throw new Error(p.tier);
     expect(p.regionSql).toBe(
-      "SELECT sum(r) AS __geo_p0, count(r) AS __geo_p1, sum(r * 1::float8) AS __geo_p2 FROM orders",
+      "SELECT sum(r) AS __geo_p0, count(r) AS __geo_p1, sum(CASE WHEN pg_typeof(r) = CAST('real' AS regtype) THEN r * 1::float8 END) AS __geo_p2 FROM orders",
     );
     const finish = p.homeFinish.render(["real", "bigint", "double precision"]);
     expect(finish).toContain("sum(__geo_p2) / CAST(NULLIF (sum(__geo_p1), 0) AS float8) AS avg");
