@@ -1,6 +1,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RealRegions, startRealRegions } from "./support/real-regions.js";
+import { sqlState } from "./support/sql-state.js";
 
 let regions: RealRegions;
 let client: pg.Client;
@@ -19,15 +20,6 @@ afterAll(async () => {
   await client?.end();
   await regions?.close();
 });
-
-async function sqlState(run: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await run;
-    return undefined;
-  } catch (error) {
-    return (error as { code?: string }).code;
-  }
-}
 
 describe("a statement the server refuses at Parse", () => {
   it("fails once, and the connection goes on, when it would read several regions", async () => {

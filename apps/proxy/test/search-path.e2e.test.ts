@@ -1,6 +1,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RealRegions, startRealRegions } from "./support/real-regions.js";
+import { sqlState } from "./support/sql-state.js";
 
 // users and orders are configured as public tables; app.widgets as a table of schema app.
 let regions: RealRegions;
@@ -21,15 +22,6 @@ async function session(): Promise<pg.Client> {
   });
   await client.connect();
   return client;
-}
-
-async function sqlState(run: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await run;
-    return undefined;
-  } catch (error) {
-    return (error as { code?: string }).code;
-  }
 }
 
 describe("unqualified table names under the session's search_path", () => {

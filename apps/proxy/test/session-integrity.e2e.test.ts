@@ -1,6 +1,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OneRegion, startOneRegion } from "./support/one-region.js";
+import { sqlState } from "./support/sql-state.js";
 
 // One backend connection, so whatever a client leaves on it is what the next client gets.
 let region: OneRegion;
@@ -23,15 +24,6 @@ async function viaProxy(options: Partial<pg.ClientConfig> = {}): Promise<pg.Clie
   });
   await client.connect();
   return client;
-}
-
-async function sqlState(run: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await run;
-    return undefined;
-  } catch (error) {
-    return (error as { code?: string }).code;
-  }
 }
 
 /** The ways a session gets pinned to its backend connection. */

@@ -1,6 +1,6 @@
-import { Analyzer } from "@geo/sql";
+import { Analyzer, BINARY_SCALAR_NAMES } from "@geo/sql";
 import { beforeAll, describe, expect, it } from "vitest";
-import { BINARY_SCALAR_NAMES, shippingFormat } from "../src/scatter/typed-arrays.js";
+import { shippingFormat } from "../src/scatter/typed-arrays.js";
 import { refuseShippingAnonymousRecord } from "../src/scatter/value-errors.js";
 
 let travelsAsText: (type: string) => boolean;

@@ -24,7 +24,7 @@ export interface ShippedColumn {
  * back to its exact name, typmod included, by the home statement. geoproxy's shipment applies the
  * same rule to the same name, so what it binds is what the statement reads.
  */
-const BINARY_SCALARS = new Set([
+export const BINARY_SCALAR_NAMES: ReadonlySet<string> = new Set([
   "smallint",
   "integer",
   "bigint",
@@ -77,7 +77,7 @@ const BINARY_SCALARS = new Set([
 export function travelsAsText(type: string): boolean {
   const bare = type.replace(/\(\d+(?:,\s*\d+)?\)/g, "").trim();
   const base = bare.startsWith("interval") && !bare.includes("[") ? "interval" : bare;
-  return !BINARY_SCALARS.has(base);
+  return !BINARY_SCALAR_NAMES.has(base);
 }
 
 /**

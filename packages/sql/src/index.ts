@@ -63,4 +63,5 @@ export { SQL_ERROR_CODES, SqlAnalysisError, VALID_HINT_FORMS } from "./errors.js
 
 export const packageName = "@geo/sql";
 export { RewriteMismatch } from "./deparse.js";
+export { BINARY_SCALAR_NAMES } from "./home-relation.js";
 export { preparedStatementText } from "./prepared-text.js";

@@ -1,4 +1,6 @@
 import type { FormatCode } from "@geo/proto";
+// The built-in scalar types that travel in binary: the list @geo/sql's home relation reads.
+import { BINARY_SCALAR_NAMES } from "@geo/sql";
 
 /**
  * One shipped column: the regions' values of one column gathered into one array parameter of the
@@ -72,60 +74,6 @@ export class ColumnArray {
 
 /** OIDs below this are PostgreSQL's own and the same on every server. */
 export const FIRST_USER_OID = 16384;
-
-/**
- * The built-in scalar types that travel in binary, as `format_type` names them without a typmod:
- * the same list as @geo/sql's home relation (`travelsAsText`), which binds every other column as
- * `text[]` and casts it back to its exact name. A test holds the two lists together.
- */
-export const BINARY_SCALAR_NAMES: ReadonlySet<string> = new Set([
-  "smallint",
-  "integer",
-  "bigint",
-  "real",
-  "double precision",
-  "numeric",
-  "boolean",
-  "text",
-  "character varying",
-  "character",
-  "bpchar",
-  "name",
-  "bytea",
-  "date",
-  "time without time zone",
-  "time with time zone",
-  "timestamp without time zone",
-  "timestamp with time zone",
-  "interval",
-  "uuid",
-  "json",
-  "jsonb",
-  "oid",
-  "inet",
-  "cidr",
-  "macaddr",
-  "macaddr8",
-  "money",
-  "bit",
-  "pg_catalog.bit",
-  "bit varying",
-  // Other spellings of the same types (format_type never gives them; plans and tests may).
-  "int",
-  "int2",
-  "int4",
-  "int8",
-  "float4",
-  "float8",
-  "bool",
-  "varchar",
-  "char",
-  "timestamptz",
-  "timestamp",
-  "time",
-  "timetz",
-  "decimal",
-]);
 
 /**
  * How a column of this type is shipped: binary for the built-in scalars named above (their OIDs
