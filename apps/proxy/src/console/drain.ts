@@ -2,6 +2,7 @@ import type { BackendHealth } from "@geo/pool";
 import { PgError } from "@geo/proto";
 import { drainNeedsAddress, drainNotAllowed, noReplicasConfigured } from "../replicas/replica-errors.js";
 import type { ConsoleHandler, ConsoleResult } from "./console-command.js";
+import { consoleSyntaxError } from "./console-errors.js";
 import { yesNo } from "./console-text.js";
 import type { ConsoleContext } from "./context.js";
 
@@ -25,10 +26,18 @@ function refusal(command: string, ctx: ConsoleContext): PgError | undefined {
 }
 
 function setDrained(command: "DRAIN" | "UNDRAIN", argument: string, ctx: ConsoleContext): ConsoleResult {
+  // Read before the permission check, as PostgreSQL parses a statement before it checks rights.
+  const address = argument.replace(/^'(.*)'$/, "$1").trim();
+  if (address === "") return drainNeedsAddress(command);
+  if (/\s/.test(address)) {
+    return consoleSyntaxError(
+      `${command} takes one backend, but was given ${JSON.stringify(address)}`,
+      `${command} <host:port>`,
+      `${command} 10.0.0.6:5432 (SHOW HEALTH lists every backend's endpoint)`,
+    );
+  }
   const denied = refusal(command, ctx);
   if (denied !== undefined) return denied;
-  const address = argument.replace(/^'(.*)'$/, "$1").trim();
-  if (address === "" || /\s/.test(address)) return drainNeedsAddress(command);
   const replicas = ctx.replicas;
   if (replicas === undefined) return noReplicasConfigured(command);
   let health: BackendHealth;

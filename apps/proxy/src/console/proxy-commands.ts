@@ -12,19 +12,35 @@ export interface AnyConsoleCommand {
 }
 
 const LEADING_COMMENTS = /^(?:\s+|\/\*[\s\S]*?\*\/|--[^\n]*\n?)*/;
-/** `SHOW DIRECTORY` is here for its limit: the analyzer reads it only without one. */
-const SHOW_MORE = /^show\s+(stats|clients|directory)(?:\s+([\s\S]*?))?\s*;?\s*$/i;
+/** What may follow a command and still count as nothing: semicolons, spaces, comments. */
+const NOTHING = /^(?:[\s;]|\/\*[\s\S]*?\*\/|--[^\n]*(?:\n|$))*$/;
+/**
+ * Every SHOW the console answers, with whatever follows it. The analyzer reads its own SHOW
+ * commands only when nothing follows them; with words after them PostgreSQL's parser would answer
+ * a bare syntax error, where the console's handler can name the command and its correct form.
+ */
+const SHOW_CONSOLE =
+  /^show\s+(stats|clients|directory|regions|placement|pools|health|alerts|peers|in\s+doubt)([\s;][\s\S]*)?$/i;
 
 const NAMES: Readonly<Record<string, AnyConsoleCommandName>> = {
   stats: "show-stats",
   clients: "show-clients",
   directory: "show-directory",
+  regions: "show-regions",
+  placement: "show-placement",
+  pools: "show-pools",
+  health: "show-health",
+  alerts: "show-alerts",
+  peers: "show-peers",
+  "in doubt": "show-in-doubt",
 };
 
 /**
  * Reads `SHOW STATS`, `SHOW CLIENTS` and `SHOW DIRECTORY <limit>`, which PostgreSQL would
- * otherwise be asked about (as a setting named "stats", or a syntax error). Case, leading
- * comments and a trailing semicolon are allowed, as for the other console commands.
+ * otherwise be asked about (as a setting named "stats", or a syntax error), and every other
+ * console SHOW followed by words, so that its handler refuses them with the command's syntax.
+ * Case, leading comments, a trailing semicolon and trailing comments are allowed, as for the
+ * other console commands.
  */
 export function readProxyConsoleCommand(text: string): AnyConsoleCommand | undefined {
   const c = text.charCodeAt(0) | 32;
@@ -33,12 +49,19 @@ export function readProxyConsoleCommand(text: string): AnyConsoleCommand | undef
   if (letter && c !== 115) return undefined;
   const start = letter ? 0 : (LEADING_COMMENTS.exec(text)?.[0].length ?? 0);
   if ((text.charCodeAt(start) | 32) !== 115) return undefined;
-  const match = SHOW_MORE.exec(text.slice(start));
+  const match = SHOW_CONSOLE.exec(text.slice(start));
   const name = match?.[1];
   if (match === null || name === undefined) return undefined;
-  const command = NAMES[name.toLowerCase()];
+  const command = NAMES[name.toLowerCase().replace(/\s+/, " ")];
   if (command === undefined) return undefined;
-  return { command, argument: (match[2] ?? "").trim() };
+  return { command, argument: argumentOf(match[2] ?? "") };
+}
+
+/** The words after a command, without a trailing semicolon; none when only comments follow. */
+function argumentOf(rest: string): string {
+  if (NOTHING.test(rest)) return "";
+  const trimmed = rest.trim();
+  return (trimmed.endsWith(";") ? trimmed.slice(0, -1) : trimmed).trim();
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { TablePolicy } from "@geo/core";
 import { type ConsoleHandler, showRows } from "./console-command.js";
+import { unexpectedArgument } from "./console-errors.js";
 
 export const SHOW_PLACEMENT_COLUMNS = ["table", "placement", "key", "writer", "region", "residency"] as const;
 
@@ -24,7 +25,8 @@ function placementRow(policy: TablePolicy): (string | null)[] {
  */
 export const showPlacement: ConsoleHandler = {
   syntax: "SHOW PLACEMENT",
-  run(_argument, ctx) {
+  run(argument, ctx) {
+    if (argument !== "") return unexpectedArgument("SHOW PLACEMENT", argument);
     const policies = [...ctx.topology.tables.values()].sort((a, b) =>
       a.table < b.table ? -1 : a.table > b.table ? 1 : 0,
     );

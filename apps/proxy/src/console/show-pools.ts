@@ -1,4 +1,5 @@
 import { type ConsoleHandler, showRows } from "./console-command.js";
+import { unexpectedArgument } from "./console-errors.js";
 import type { RegionPoolStats } from "./context.js";
 
 /**
@@ -46,7 +47,8 @@ function compare(left: RegionPoolStats, right: RegionPoolStats): number {
  */
 export const showPools: ConsoleHandler = {
   syntax: "SHOW POOLS",
-  run(_argument, ctx) {
+  run(argument, ctx) {
+    if (argument !== "") return unexpectedArgument("SHOW POOLS", argument);
     const rows = [...ctx.poolStats()]
       .sort(compare)
       .map((stats) => [

@@ -1,5 +1,6 @@
 import type { Endpoint } from "@geo/core";
 import { type ConsoleHandler, showRows } from "./console-command.js";
+import { unexpectedArgument } from "./console-errors.js";
 
 export const SHOW_REGIONS_COLUMNS = ["region", "home", "location", "primary", "replicas"] as const;
 
@@ -10,7 +11,8 @@ function endpoint(server: Endpoint): string {
 /** `SHOW REGIONS`: every region of the topology, in id order, with its servers. */
 export const showRegions: ConsoleHandler = {
   syntax: "SHOW REGIONS",
-  run(_argument, ctx) {
+  run(argument, ctx) {
+    if (argument !== "") return unexpectedArgument("SHOW REGIONS", argument);
     const rows = ctx.topology.regionIds.map((id) => {
       const region = ctx.topology.region(id)!;
       return [
