@@ -167,11 +167,13 @@ export function decisionLogCorrupt(path: string, line: number): TxnError {
   });
 }
 
-export function decisionLogLocked(path: string, pid: number): TxnError {
+/** Another live process holds the file log's lock (a crashed owner's lock is taken over, never this). */
+export function decisionLogLocked(path: string, owner: { pid: number; host?: string }): TxnError {
+  const where = owner.host === undefined ? "" : ` on ${owner.host}`;
   return new TxnError({
     code: "55006",
-    message: `decision log ${path} is in use by process ${pid}`,
-    hint: "Give each proxy its own decision log file, or use the table decision log.",
+    message: `decision log ${path} is in use by process ${owner.pid}${where}`,
+    hint: "Give each proxy its own decision log file, or use the table decision log; stop the other proxy first to move this one onto its file.",
   });
 }
 

@@ -1,8 +1,9 @@
-import { type FileHandle, open, readFile, rename, unlink, writeFile } from "node:fs/promises";
+import { type FileHandle, open, readFile, rename } from "node:fs/promises";
 import { dirname } from "node:path";
 import { crc32 } from "./crc32.js";
 import type { Decision, DecisionLog, DecisionRecord } from "./decision-log.js";
-import { decisionLogClosed, decisionLogCorrupt, decisionLogLocked } from "./errors.js";
+import { type DecisionLogLock, type StaleLock, takeDecisionLogLock } from "./decision-log-lock.js";
+import { decisionLogClosed, decisionLogCorrupt } from "./errors.js";
 
 export interface FileDecisionLogOptions {
   path: string;
@@ -67,10 +68,19 @@ export function decodeLine(text: string): Line | undefined {
 /**
  * The decision log as a local append-only file, fsynced before a decision counts. Concurrent decisions
  * share one write and one fdatasync (group commit). One process owns a file at a time (a `.lock` file
- * holding its pid; a dead owner's lock is taken over).
+ * naming it by pid, start identity and a random token; a lock whose owner no longer runs is taken over).
  */
 export class FileDecisionLog implements DecisionLog {
   readonly path: string;
+  /**
+   * When this process took the file's lock (ms since the epoch). From then on no other process can write a decision to
+   * it: an earlier owner has exited (its stale lock was taken over) or closed the log. A gid of this
+   * log's coordinator issued before this instant and still undecided can therefore never be decided.
+   */
+  readonly ownedSince: number;
+  /** The stale lock a crashed earlier owner left, when opening took one over. */
+  readonly tookOver: StaleLock | undefined;
+  private readonly lock: DecisionLogLock;
   private readonly entries = new Map<string, Entry>();
   private readonly queue: Array<PendingWrite | CompactRequest> = [];
   private readonly abortRetentionMs: number;
@@ -83,8 +93,17 @@ export class FileDecisionLog implements DecisionLog {
   private broken: unknown;
   private closed = false;
 
-  private constructor(options: FileDecisionLogOptions, handle: FileHandle, size: number) {
+  private constructor(
+    options: FileDecisionLogOptions,
+    lock: DecisionLogLock,
+    ownedSince: number,
+    handle: FileHandle,
+    size: number,
+  ) {
     this.path = options.path;
+    this.lock = lock;
+    this.ownedSince = ownedSince;
+    this.tookOver = lock.tookOver;
     this.abortRetentionMs = options.abortRetentionMs ?? 3_600_000;
     this.compactAfter = options.compactAfter ?? 1024;
     this.clock = options.clock ?? Date.now;
@@ -94,24 +113,34 @@ export class FileDecisionLog implements DecisionLog {
 
   /** Opens (creating if needed) and replays the file; a torn last line is cut off. */
   static async open(options: FileDecisionLogOptions): Promise<FileDecisionLog> {
-    await takeLock(options.path);
-    let bytes: Buffer;
+    const lock = await takeDecisionLogLock(options.path);
+    // Wall-clock milliseconds, as gids carry: not the test clock of `options.clock`.
+    const ownedSince = Date.now();
+    let handle: FileHandle | undefined;
     try {
-      bytes = await readFile(options.path);
+      let bytes: Buffer;
+      try {
+        bytes = await readFile(options.path);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+        bytes = Buffer.alloc(0);
+      }
+      const { lines, goodLength } = parse(bytes, options.path);
+      handle = await open(options.path, "a");
+      if (goodLength < bytes.length) {
+        await handle.truncate(goodLength);
+        await handle.datasync();
+      }
+      if (bytes.length === 0) await syncDirectory(options.path);
+      const log = new FileDecisionLog(options, lock, ownedSince, handle, goodLength);
+      for (const line of lines) log.replay(line);
+      return log;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-      bytes = Buffer.alloc(0);
+      // A log that did not open holds nothing: a later open, here or elsewhere, must not meet its lock.
+      await handle?.close().catch(() => {});
+      await lock.release();
+      throw error;
     }
-    const { lines, goodLength } = parse(bytes, options.path);
-    const handle = await open(options.path, "a");
-    if (goodLength < bytes.length) {
-      await handle.truncate(goodLength);
-      await handle.datasync();
-    }
-    if (bytes.length === 0) await syncDirectory(options.path);
-    const log = new FileDecisionLog(options, handle, goodLength);
-    for (const line of lines) log.replay(line);
-    return log;
   }
 
   private replay(line: Line): void {
@@ -213,7 +242,7 @@ export class FileDecisionLog implements DecisionLog {
     this.closed = true;
     while (this.flushing || this.queue.length > 0) await new Promise((r) => setTimeout(r, 1));
     await this.handle.close();
-    await unlink(`${this.path}.lock`).catch(() => {});
+    await this.lock.release();
   }
 
   /** Bytes in the file as this log wrote it. */
@@ -369,28 +398,6 @@ function parse(bytes: Buffer, path: string): { lines: Line[]; goodLength: number
     start = stop + 1;
   }
   return { lines, goodLength: firstBad?.offset ?? bytes.length };
-}
-
-async function takeLock(path: string): Promise<void> {
-  const lockPath = `${path}.lock`;
-  try {
-    await writeFile(lockPath, String(process.pid), { flag: "wx" });
-    return;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-  }
-  const owner = Number.parseInt(await readFile(lockPath, "utf8").catch(() => ""), 10);
-  if (Number.isInteger(owner) && owner > 0 && isAlive(owner)) throw decisionLogLocked(path, owner);
-  await writeFile(lockPath, String(process.pid));
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** A new or renamed file is durable only once its directory entry is. */

@@ -11,6 +11,8 @@ export type {
 export { Coordinator, TXN_PHASES } from "./coordinator.js";
 export type { Decision, DecisionLog, DecisionRecord } from "./decision-log.js";
 export { DECISIONS } from "./decision-log.js";
+export type { LockOwner, StaleLock, StaleLockReason } from "./decision-log-lock.js";
+export { STALE_LOCK_REASONS } from "./decision-log-lock.js";
 export {
   decidedAbortElsewhere,
   decisionLogClosed,
