@@ -45,7 +45,7 @@ export interface CoordinatorOptions {
   retryMaxMs?: number;
   /**
    * Longest time from the first PREPARE to writing the decision; past it the transaction aborts.
-   * Keep it below recovery's grace period. Default 10 s.
+   * Keep it below recovery's grace period. Default 5 s.
    */
   decideDeadlineMs?: number;
   clock?: () => number;
@@ -132,7 +132,7 @@ export class Coordinator {
     this.commitAttempts = Math.max(1, options.commitAttempts ?? 4);
     this.retryBaseMs = options.retryBaseMs ?? 25;
     this.retryMaxMs = options.retryMaxMs ?? 1000;
-    this.decideDeadlineMs = options.decideDeadlineMs ?? 10_000;
+    this.decideDeadlineMs = options.decideDeadlineMs ?? 5_000;
     this.clock = options.clock ?? Date.now;
   }
 

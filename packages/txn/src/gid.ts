@@ -31,6 +31,12 @@ export class GidFactory {
     );
   }
 
+  /** Milliseconds since the epoch, by the issuing process's clock, at which one of our gids was issued. */
+  issuedAt(gid: string): number | undefined {
+    if (!this.owns(gid)) return undefined;
+    return Number.parseInt(gid.slice(this.prefix.length + 1, this.prefix.length + 10), 36);
+  }
+
   assertOwn(gid: string): string {
     if (!this.owns(gid)) throw foreignGid(gid, this.prefix);
     return gid;

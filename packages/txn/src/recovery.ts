@@ -13,11 +13,19 @@ export interface RecoveryOptions {
   regions: readonly string[];
   /**
    * An undecided prepared transaction younger than this (by its server's clock) is left alone: its
-   * coordinator may still be deciding. Keep it above the coordinator's decideDeadlineMs. Default 60 s.
+   * coordinator may still be deciding. Keep it above the coordinator's decideDeadlineMs. Default 10 s.
    */
   graceMs?: number;
-  /** Period of `start()`'s runs. Default 30 s. */
+  /** Period of `start()`'s runs. Default 5 s. */
   intervalMs?: number;
+  /**
+   * Wall-clock ms before which every coordinator that issued this prefix's gids is known to be gone:
+   * its undecided transactions are rolled back at once instead of after graceMs. Pass
+   * `FileDecisionLog.ownedSince`: the file's lock proves that any earlier owner has exited or closed
+   * the log, so a gid issued before it that the log has no decision for can never be decided. Leave
+   * it unset with a log several processes share (the table log), where no lock proves that.
+   */
+  abandonedBefore?: number;
   clock?: () => number;
 }
 
@@ -44,9 +52,9 @@ interface Sighting {
 
 /**
  * Finishes what a coordinator left prepared: commits what the log decided to commit, rolls back what
- * it never decided once older than the grace period (first recording the abort, so a slow coordinator
- * reads it back instead of deciding to commit), and never touches a prepared transaction whose gid this
- * coordinator did not issue.
+ * it never decided once older than the grace period, or at once when a previous life of the process
+ * left it (first recording the abort, so a slow coordinator reads it back instead of deciding to
+ * commit), and never touches a prepared transaction whose gid this coordinator did not issue.
  */
 export class Recovery {
   private readonly options: RecoveryOptions;
@@ -57,8 +65,8 @@ export class Recovery {
 
   constructor(options: RecoveryOptions) {
     this.options = options;
-    this.graceMs = options.graceMs ?? 60_000;
-    this.intervalMs = options.intervalMs ?? 30_000;
+    this.graceMs = options.graceMs ?? 10_000;
+    this.intervalMs = options.intervalMs ?? 5_000;
   }
 
   /** One pass over every region; concurrent calls share the pass under way. */
@@ -164,7 +172,7 @@ export class Recovery {
     const ageMs = Math.max(...seen.map((s) => s.ageMs));
     let record: DecisionRecord | undefined = await log.lookup(gid);
     if (record === undefined) {
-      if (ageMs < this.graceMs) {
+      if (ageMs < this.graceMs && !this.abandoned(gid)) {
         for (const s of seen) report.waiting.push({ gid, region: s.region, ageMs: s.ageMs });
         coordinator.noteUnresolved(
           gid,
@@ -195,6 +203,18 @@ export class Recovery {
     } else {
       coordinator.noteUnresolved(gid, remaining, ageMs, record.decision === "commit");
     }
+  }
+
+  /**
+   * Issued before every coordinator of this prefix but ours was gone (a previous life of this
+   * process): no one can decide it any more. A gid of this life never counts, whatever its issuing
+   * time says, while its coordinator drives it (pass() skips those); once the coordinator has let go
+   * of an undecided gid it never decides it either, so a clock that stepped back is harmless.
+   */
+  private abandoned(gid: string): boolean {
+    const before = this.options.abandonedBefore;
+    const issuedAt = this.options.coordinator.gids.issuedAt(gid);
+    return before !== undefined && issuedAt !== undefined && issuedAt < before;
   }
 
   private async apply(

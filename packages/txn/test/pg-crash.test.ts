@@ -120,6 +120,32 @@ describe("a coordinator killed with SIGKILL mid-commit", () => {
     expect(await preparedGids(admins)).toEqual([]);
   });
 
+  it("after some PREPAREs: the next owner of its file log rolls back at once, without the grace period", async () => {
+    const logPath = join(directory, "abandoned.log");
+    const gid = await crashCoordinatorAt("after-some-prepares", logPath, 5);
+    expect(await preparedGids(admins)).toEqual([gid]);
+
+    // The killed process's lock is taken over, which proves it can no longer decide.
+    const log = await FileDecisionLog.open({ path: logPath });
+    expect(log.tookOver?.reason).toBe("exited");
+    const coordinator = new Coordinator({ prefix: PREFIX, log });
+    const recovery = new Recovery({
+      coordinator,
+      log,
+      connector,
+      regions: REGIONS,
+      graceMs: 60_000,
+      abandonedBefore: log.ownedSince,
+    });
+    const report = await recovery.runOnce();
+    expect(report.waiting).toEqual([]);
+    expect(report.rolledBack).toEqual([{ gid, region: "r0" }]);
+    expect((await log.lookup(gid))?.decision).toBe("abort");
+    await log.close();
+    expect(await countsById(admins, 5)).toEqual([0, 0, 0]);
+    expect(await preparedGids(admins)).toEqual([]);
+  });
+
   it("after the decision: recovery commits everywhere at once", async () => {
     const logPath = join(directory, "decision.log");
     const gid = await crashCoordinatorAt("after-decision", logPath, 2);

@@ -55,6 +55,47 @@ describe("Recovery", () => {
     expect(coordinator.inDoubt()).toEqual([]);
   });
 
+  it("rolls back at once what a previous life of its coordinator left undecided, and waits for the rest", async () => {
+    const regions = [new FakeRegion("eu"), new FakeRegion("us")];
+    const log = new MemoryDecisionLog();
+    const coordinator = new Coordinator({ prefix: "geo_a", log });
+    const lifeStart = 1_800_000_000_000;
+    const recovery = new Recovery({
+      coordinator,
+      log,
+      connector: new FakeConnector(regions),
+      regions: regions.map((r) => r.name),
+      graceMs: 60_000,
+      abandonedBefore: lifeStart,
+    });
+    const [eu, us] = regions as [FakeRegion, FakeRegion];
+    const previous = coordinator.gids.next(lifeStart - 5);
+    const decided = coordinator.gids.next(lifeStart - 3);
+    const current = coordinator.gids.next(lifeStart + 5);
+    const otherNode = new Coordinator({ prefix: "geo_b", log: new MemoryDecisionLog() }).gids.next(
+      lifeStart - 5,
+    );
+    for (const gid of [previous, decided, current, otherNode]) eu.leavePrepared(gid, 10);
+    us.leavePrepared(previous, 10);
+    us.leavePrepared(decided, 10);
+    await log.decide({ gid: decided, decision: "commit", participants: ["eu", "us"], decidedAt: 1 });
+
+    const report = await recovery.runOnce();
+    expect(report.rolledBack).toEqual([
+      { gid: previous, region: "eu" },
+      { gid: previous, region: "us" },
+    ]);
+    expect((await log.lookup(previous))?.decision).toBe("abort");
+    expect(report.committed).toEqual([
+      { gid: decided, region: "eu" },
+      { gid: decided, region: "us" },
+    ]);
+    // Issued by this life (or, as far as the clock says, after it began): its coordinator may still
+    // decide, so it waits out the grace period. Another node's transaction is never touched.
+    expect(report.waiting).toEqual([{ gid: current, region: "eu", ageMs: 10 }]);
+    expect([...eu.prepared.keys()].sort()).toEqual([current, otherNode].sort());
+  });
+
   it("never touches prepared transactions another system or another prefix issued", async () => {
     const { eu, recovery } = setup(0);
     const others = [
