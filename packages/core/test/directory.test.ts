@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -89,6 +89,37 @@ describe("directory", () => {
     const overridden = loadRouting(`${examples}geoproxy.toml`, join(dir, "other.tsv"));
     expect(overridden.directory.lookup("bob")).toBe("ap-south");
     expect(overridden.directory.size).toBe(1);
+  });
+
+  it("reports a directory file the configuration names but that is missing as an error of that field", () => {
+    const dir = mkdtempSync(join(tmpdir(), "geo-directory-"));
+    const config = join(dir, "geoproxy.toml");
+    writeFileSync(
+      config,
+      `${readFileSync(`${examples}topology.toml`, "utf8")}\n[directory]\nfile = "gone.tsv"\n`,
+    );
+    let thrown: unknown;
+    try {
+      loadRouting(config);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ConfigError);
+    const error = thrown as ConfigError;
+    expect(error.file).toBe(config);
+    expect(error.path).toBe("directory.file");
+    expect(error.line).toBe(readFileSync(config, "utf8").split("\n").indexOf('file = "gone.tsv"') + 1);
+    expect(error.message).toContain(join(dir, "gone.tsv"));
+    expect(error.message).toContain("there is no such file");
+    expect(error.message).toContain("remove [directory] file");
+    expect(error.message).not.toContain("ENOENT");
+  });
+
+  it("names a missing directory file given instead of the configuration's", () => {
+    const gone = join(mkdtempSync(join(tmpdir(), "geo-directory-")), "gone.tsv");
+    expect(() => loadRouting(`${examples}geoproxy.toml`, gone)).toThrow(
+      `${gone}: cannot read it: there is no such file`,
+    );
   });
 
   it("keeps everything before the tab as the key, spaces included, and skips comments", () => {
