@@ -51,7 +51,7 @@ const MAX_MS = 86_400_000;
 
 /**
  * Parses and validates a configuration. A file holding only `[[topology.regions]]` and
- * `[[tables]]` is a complete configuration too (what `geoproxy explain --topology` reads): every
+ * `[[tables]]` is a complete configuration too (enough for `geoproxy explain`): every
  * other section takes its defaults.
  *
  * @example
