@@ -35,7 +35,9 @@ export function prefixFor(node: string): string {
  * The proxy's two-phase commit machinery: the decision log named by `[txn]`, the coordinator and
  * recovery. The file log is opened at start when it exists (a previous run may have left
  * transactions to finish) and otherwise before the first two-phase commit, so a proxy that never
- * writes across regions never creates it; the table log is opened at start.
+ * writes across regions never creates it; the table log is opened at start. Either way the first
+ * recovery pass runs before the coordinator is handed out, so before the proxy serves when the log
+ * opens at start; with the file log it rolls back at once what an earlier run left undecided.
  */
 export class TxnService {
   readonly prefix: string;
@@ -124,11 +126,23 @@ export class TxnService {
     const txn = config.txn;
     const connector = this.connector();
     let log: DecisionLog;
+    // Only the file log's lock proves that no earlier run of this proxy can still decide.
+    let abandonedBefore: number | undefined;
     switch (txn.decisionLog) {
-      case "file":
+      case "file": {
         mkdirSync(txn.logPath === undefined ? txn.dataDir : join(this.logPath, ".."), { recursive: true });
-        log = await FileDecisionLog.open({ path: this.logPath });
+        const file = await FileDecisionLog.open({ path: this.logPath });
+        if (file.tookOver !== undefined) {
+          const { reason, owner } = file.tookOver;
+          logger.warn(
+            { path: this.logPath, reason, pid: owner?.pid, host: owner?.host },
+            "took over the decision log from a run that ended without closing it",
+          );
+        }
+        abandonedBefore = file.ownedSince;
+        log = file;
         break;
+      }
       case "table":
         log = await TableDecisionLog.open({
           executor: this.autocommit(this.options.topology.home.id),
@@ -150,6 +164,7 @@ export class TxnService {
       regions: this.regions,
       graceMs: txn.recoveryGraceMs,
       intervalMs: txn.recoveryIntervalMs,
+      ...(abandonedBefore === undefined ? {} : { abandonedBefore }),
     });
     if (this.closed) {
       await log.close();

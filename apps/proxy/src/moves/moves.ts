@@ -127,6 +127,8 @@ export class Moves {
         prefix: movePrefix(this.options.config.server.node),
         log,
         connector,
+        // Below the grace period recovery gives it, as for the statement coordinator.
+        decideDeadlineMs: this.options.config.txn.decideDeadlineMs,
       });
       const recovery = new Recovery({
         coordinator,

@@ -83,9 +83,12 @@ export const DEFAULTS = {
     decisionLog: "file",
     dataDir: "geoproxy-data",
     logTable: "geo_txn_decisions",
-    recoveryGraceMs: 60_000,
-    recoveryIntervalMs: 30_000,
-    decideDeadlineMs: 10_000,
+    // Recovery rolls back an undecided prepared transaction once older than the grace period and
+    // looks every interval: within 15 s of its PREPARE. Those a crashed earlier run of this proxy
+    // left behind with the file log go at the start-up pass (its lock proves that run has ended).
+    recoveryGraceMs: 10_000,
+    recoveryIntervalMs: 5_000,
+    decideDeadlineMs: 5_000,
   },
 } as const;
 
