@@ -21,13 +21,15 @@ export async function ownLife(): Promise<ProcessLife> {
 
 /**
  * Whether the process that recorded `life` still runs. With /proc: gone, a zombie, or the pid now
- * held by a process started at another time (or in another boot) is dead. Without /proc only the
- * pid can be asked, and a reused pid looks alive: the safe side, as it refuses rather than shares.
+ * held by a process started at another time (or in another boot) is dead. Where /proc does not show
+ * the pid only the pid can be asked, and a reused pid looks alive: the safe side, as it refuses
+ * rather than shares.
  */
 export async function livenessOf(life: ProcessLife): Promise<Liveness> {
   const stat = await readStat(life.pid);
-  if (stat === "no-proc") return signalReaches(life.pid) ? "alive" : "dead";
-  if (stat === undefined) return "dead";
+  // No /proc entry is also what a /proc mounted with hidepid shows for another user's process: only
+  // the signal can tell that one (EPERM) from a pid nobody holds (ESRCH).
+  if (stat === "no-proc" || stat === undefined) return signalReaches(life.pid) ? "alive" : "dead";
   if (stat.state === "Z" || stat.state === "X") return "dead";
   if (life.start !== undefined && life.start !== `${await bootId()}:${stat.startTicks}`) return "dead";
   return "alive";
