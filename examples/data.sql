@@ -1,4 +1,7 @@
--- A little data, sent through the proxy: each row lands in the region its key lives in.
+-- A little data. The demo does not send it through the proxy: it plans each statement as geoproxy
+-- would (the same analysis, placement and keys.tsv) and loads each region's share over a plain
+-- connection to that region's server, so each row lands in the region its key lives in. The
+-- replicated tables are written in every region, fx_rates too: the demo's servers do not replicate.
 
 INSERT INTO currencies (code, name, digits) VALUES
   ('EUR', 'Euro', 2), ('USD', 'US dollar', 2), ('INR', 'Indian rupee', 2), ('JPY', 'Yen', 0);
