@@ -7,9 +7,12 @@ import type {
   TransactionOutcome,
 } from "@geo/admin";
 import type { Directory, GeoConfig, ParamValue, Plan, Topology } from "@geo/core";
-import type { PoolStats } from "@geo/pool";
 import type { Analysis, Analyzer } from "@geo/sql";
+import type { RegionPoolStats } from "../observability/region-pool-stats.js";
 import type { ReplicaService } from "../replicas/replica-service.js";
+
+// The primary pool set and the package index still import it from here.
+export type { RegionPoolStats } from "../observability/region-pool-stats.js";
 
 /**
  * Everything a console command may read, handed to `runConsoleCommand` for each command. The
@@ -66,10 +69,4 @@ export interface ConsoleClient {
   readonly state: string;
   readonly connectedAt: Date;
   readonly statements: number;
-}
-
-export interface RegionPoolStats extends PoolStats {
-  readonly region: string;
-  /** "primary" or "replica". */
-  readonly role: string;
 }

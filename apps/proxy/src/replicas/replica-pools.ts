@@ -1,7 +1,7 @@
 import type { Endpoint, GeoConfig, Topology } from "@geo/core";
 import { type ConnectFunction, endpointAddress, type Lease, type PoolKey, type PoolSet } from "@geo/pool";
-import type { RegionPoolStats } from "../console/context.js";
 import { backendPoolKey, backendPoolSet } from "../executor/backend-pool-set.js";
+import type { RegionPoolStats } from "../observability/region-pool-stats.js";
 
 /**
  * The pools of every replica endpoint, keyed like the primaries' (endpoint, database, role), with
