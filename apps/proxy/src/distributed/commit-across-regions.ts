@@ -1,7 +1,7 @@
 import type { PgError } from "@geo/proto";
 import type { Participant } from "@geo/txn";
+import type { SessionPort } from "../engine/session-port.js";
 import type { Leg } from "../executor/leg.js";
-import type { Session } from "../session/session.js";
 import type { Transaction } from "../session/transaction.js";
 import {
   decisionLogUnavailable,
@@ -22,7 +22,7 @@ export function participantOf(leg: Leg): Participant {
  * Resolves with null when committed (including "in doubt": decided, recovery finishes it), else
  * with the error for the client, everything rolled back. The session's answers must be drained.
  */
-export async function commitAcrossRegions(session: Session, txn: Transaction): Promise<PgError | null> {
+export async function commitAcrossRegions(session: SessionPort, txn: Transaction): Promise<PgError | null> {
   const written: Leg[] = [];
   const read: Leg[] = [];
   for (const leg of txn.legs.values()) (txn.writeRegions.has(leg.region) ? written : read).push(leg);
@@ -62,7 +62,7 @@ export async function commitAcrossRegions(session: Session, txn: Transaction): P
     return readFailure;
   }
   const gid = coordinator.newGid();
-  session.committingGid = gid;
+  session.block.committing(gid);
   try {
     const result = await coordinator.commit(written.map(participantOf), { gid });
     observability.transactionEnded(result.outcome === "committed" ? "two_phase_committed" : "in_doubt");
@@ -74,7 +74,7 @@ export async function commitAcrossRegions(session: Session, txn: Transaction): P
     observability.transactionEnded("aborted");
     return txnErrorToPg(error);
   } finally {
-    session.committingGid = null;
+    session.block.committing(null);
   }
 }
 

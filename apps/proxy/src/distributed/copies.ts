@@ -1,6 +1,6 @@
 import type { PgError } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
-import type { Session } from "../session/session.js";
+import type { SessionPort } from "../engine/session-port.js";
 import { copiesDiverged } from "./copy-errors.js";
 import { type LegAnswer, tagCount } from "./leg-statement.js";
 
@@ -8,12 +8,12 @@ import { type LegAnswer, tagCount } from "./leg-statement.js";
  * The same statement run on every copy (a replicated table without a writer, schema changes):
  * each region answers alike, and the client sees one region's answer, as from one server.
  */
-export function copiesEverywhere(session: Session, analysis: Analysis): boolean {
+export function copiesEverywhere(session: SessionPort, analysis: Analysis): boolean {
   if (analysis.kind === "ddl") return true;
   return replicatedWrites(session, analysis).length > 0;
 }
 
-function replicatedWrites(session: Session, analysis: Analysis): string[] {
+function replicatedWrites(session: SessionPort, analysis: Analysis): string[] {
   const tables = session.runtime.router.topology.tables;
   return analysis.tables
     .filter((table) => table.access === "write" && tables.get(table.name)?.placement === "global_replicated")
@@ -27,7 +27,7 @@ function replicatedWrites(session: Session, analysis: Analysis): string[] {
  * did not, the copies have diverged and the error says where.
  */
 export function oneCopyAnswer(
-  session: Session,
+  session: SessionPort,
   analysis: Analysis,
   answers: readonly LegAnswer[],
 ): { readonly answer: LegAnswer | undefined; readonly error: null } | { readonly error: PgError } {

@@ -1,5 +1,4 @@
-import type { Session } from "../session/session.js";
-import { Transaction } from "../session/transaction.js";
+import type { SessionPort } from "../engine/session-port.js";
 import { commitAcrossRegions, rollbackAll } from "./commit-across-regions.js";
 
 /**
@@ -8,21 +7,20 @@ import { commitAcrossRegions, rollbackAll } from "./commit-across-regions.js";
  * statements since the last Sync) into a block the proxy ends itself; later connections open with
  * BEGIN. At the client's Sync the whole batch commits in two phases (`finishDistributedBatch`).
  */
-export async function beginDistributedBatch(session: Session): Promise<void> {
+export async function beginDistributedBatch(session: SessionPort): Promise<void> {
   if (session.txn !== null) return;
-  const txn = new Transaction("BEGIN", true, session.settings.snapshot());
+  const txn = session.block.begin("BEGIN", true, session.settings.snapshot());
   txn.endsAtSync = true;
   const written = session.extended.batchWriteRegion;
   for (const leg of session.batchLegs.values()) {
     if (leg.broken !== null) continue;
-    txn.legs.set(leg.region, leg);
+    txn.legs.add(leg);
     await session.runOnLeg(leg, "BEGIN", "silent", true);
   }
   if (written !== null && txn.legs.has(written)) {
     txn.writeRegion = written;
     txn.writeRegions.add(written);
   }
-  session.txn = txn;
 }
 
 /**
@@ -30,7 +28,7 @@ export async function beginDistributedBatch(session: Session): Promise<void> {
  * Sync (they stay inside BEGIN); commit in two phases, or roll back when the batch failed. An error
  * goes to the client before the ReadyForQuery, as PostgreSQL reports a failed commit at Sync.
  */
-export async function finishDistributedBatch(session: Session): Promise<void> {
+export async function finishDistributedBatch(session: SessionPort): Promise<void> {
   const txn = session.txn;
   if (txn === null || !txn.endsAtSync) return;
   await session.settle();
@@ -44,9 +42,9 @@ export async function finishDistributedBatch(session: Session): Promise<void> {
     if (error !== null) session.relay.error(error, false);
     else committed = true;
   }
-  session.txn = null;
+  session.block.end();
   if (!committed) session.settings.restore(txn.settingsBefore);
   txn.settleSettings(committed, (applied) => session.settings.markApplied(applied));
   // Connections opened after BEGIN are not the batch's: give them back here (the batch's go at its ReadyForQuery).
-  for (const leg of legs) if (session.batchLegs.get(leg.region) !== leg) session.releaseLeg(leg);
+  for (const leg of legs) if (!session.legs.has(leg, "batch")) session.releaseLeg(leg);
 }

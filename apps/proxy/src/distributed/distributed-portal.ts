@@ -9,9 +9,10 @@ import {
   PgError,
 } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
+import type { SessionPort } from "../engine/session-port.js";
+import type { StatementMode } from "../engine/statement-mode.js";
 import { inFailedTransaction, internalError } from "../errors/catalog.js";
 import { noteWrite } from "../replicas/replica-read.js";
-import type { Session, StatementMode } from "../session/session.js";
 import { copiesEverywhere, oneCopyAnswer } from "./copies.js";
 import { beginDistributedBatch } from "./distributed-batch.js";
 import { collectAnswer, type LegAnswer } from "./leg-statement.js";
@@ -37,7 +38,7 @@ export class DistributedPortal {
   ) {}
 
   /** The row shape: the client's statement described in the first region (nothing runs). */
-  async describe(session: Session): Promise<void> {
+  async describe(session: SessionPort): Promise<void> {
     await session.settle();
     const region = this.plan.regions[0] ?? session.runtime.router.topology.home.id;
     let lease: Awaited<ReturnType<typeof session.runtime.pools.acquire>>;
@@ -62,7 +63,7 @@ export class DistributedPortal {
     session.relay.local({ bytes: answer.description ?? Messages.noData });
   }
 
-  async execute(session: Session): Promise<void> {
+  async execute(session: SessionPort): Promise<void> {
     await session.settle();
     if (this.done) {
       // A second Execute of a completed portal: PostgreSQL answers with an empty completion.

@@ -1,13 +1,13 @@
 import type { TablePolicy } from "@geo/core";
 import type { Analysis, TableRef } from "@geo/sql";
-import type { Session } from "../session/session.js";
+import type { SessionPort } from "../engine/session-port.js";
 
 /**
  * Replicated tables with a writer are written there alone and reach the other regions through
  * PostgreSQL replication, later. A session that wrote one would not see its own write when reading
  * the copy at home, so from its first write on, its reads of those tables go to the writer.
  */
-export function noteWriterWrite(session: Session, analysis: Analysis, region: string): void {
+export function noteWriterWrite(session: SessionPort, analysis: Analysis, region: string): void {
   for (const table of analysis.tables) {
     if (table.access !== "write") continue;
     const policy = policyOf(session, table);
@@ -22,7 +22,7 @@ export function noteWriterWrite(session: Session, analysis: Analysis, region: st
  * statement reads only replicated tables (a read joined with partitioned rows stays where its rows are).
  */
 export function readYourWrites(
-  session: Session,
+  session: SessionPort,
   analysis: Analysis,
   region: string,
   readOnly: boolean,
@@ -37,7 +37,7 @@ export function readYourWrites(
   return writer ?? region;
 }
 
-function policyOf(session: Session, table: TableRef): TablePolicy | undefined {
+function policyOf(session: SessionPort, table: TableRef): TablePolicy | undefined {
   const tables = session.runtime.router.topology.tables;
   if (table.schema !== undefined) {
     const qualified = tables.get(`${table.schema}.${table.name}`);

@@ -1,10 +1,11 @@
 import type { DistributedWritePlan, RegionStatement } from "@geo/core";
 import { encodeCommandComplete, PgError } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
+import type { SessionPort } from "../engine/session-port.js";
+import type { StatementMode } from "../engine/statement-mode.js";
 import { inFailedTransaction } from "../errors/catalog.js";
 import { noteWrite } from "../replicas/replica-read.js";
-import type { Session, StatementMode } from "../session/session.js";
-import { Transaction } from "../session/transaction.js";
+import type { Transaction } from "../session/transaction.js";
 import { commitAcrossRegions, rollbackAll } from "./commit-across-regions.js";
 import { copiesEverywhere, oneCopyAnswer } from "./copies.js";
 import { combinedTag, type LegAnswer, runCollected } from "./leg-statement.js";
@@ -20,7 +21,7 @@ import { refuseExtendedDistributedWrite } from "./txn-errors.js";
  * affected different numbers of rows, is rolled back and refused.
  */
 export async function runDistributedWrite(
-  session: Session,
+  session: SessionPort,
   analysis: Analysis,
   plan: DistributedWritePlan,
   mode: StatementMode,
@@ -32,8 +33,7 @@ export async function runDistributedWrite(
   await session.quiesceActive();
   await session.relay.idle();
   const implicit = session.txn === null;
-  if (implicit) session.txn = new Transaction("BEGIN", true, session.settings.snapshot());
-  const txn = session.txn!;
+  const txn = session.txn ?? session.block.begin("BEGIN", true, session.settings.snapshot());
   const answers: LegAnswer[] = [];
   let failure: PgError | null = null;
   for (const statement of plan.statements) {
@@ -68,7 +68,7 @@ export async function runDistributedWrite(
   }
   if (failure !== null) {
     if (implicit) await endImplicit(session, txn, false);
-    else txn.failed = true;
+    else session.block.fail();
     session.relay.error(failure, false);
     if (mode.final) session.relay.local({ bytes: () => session.readyForQuery() });
     return;
@@ -86,7 +86,7 @@ export async function runDistributedWrite(
 }
 
 /** Commits (two-phase) or rolls back the implicit block of one statement; null once committed. */
-async function endImplicit(session: Session, txn: Transaction, commit: boolean): Promise<PgError | null> {
+async function endImplicit(session: SessionPort, txn: Transaction, commit: boolean): Promise<PgError | null> {
   const legs = [...txn.legs.values()];
   let error: PgError | null = null;
   if (commit) error = await commitAcrossRegions(session, txn);
@@ -94,7 +94,7 @@ async function endImplicit(session: Session, txn: Transaction, commit: boolean):
     await rollbackAll(legs);
     session.runtime.observability.transactionEnded("aborted");
   }
-  session.txn = null;
+  session.block.end();
   const committed = commit && error === null;
   if (!committed) session.settings.restore(txn.settingsBefore);
   txn.settleSettings(committed, (applied) => session.settings.markApplied(applied));
@@ -109,7 +109,7 @@ async function endImplicit(session: Session, txn: Transaction, commit: boolean):
  * and their counts summed.
  */
 export function answerOf(
-  session: Session,
+  session: SessionPort,
   analysis: Analysis,
   plan: DistributedWritePlan,
   answers: readonly LegAnswer[],

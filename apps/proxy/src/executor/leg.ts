@@ -18,12 +18,15 @@ export class Leg {
   /** Writes made so far: a marker taken after one write tells whether anything followed it. */
   writeCount = 0;
   private readonly unsubscribe: () => void;
+  private onIdle: (() => void) | null = null;
 
   constructor(
     readonly region: string,
     readonly lease: Lease,
     onFrame: (leg: Leg, frame: Frame) => void,
     onBroken: (leg: Leg, error: PgError) => void,
+    /** The replica it reads from (`host:port`), or undefined for the region's primary. */
+    readonly replica?: string,
   ) {
     lease.connection.setReceiver({ onFrame: (frame) => onFrame(this, frame) });
     this.unsubscribe = lease.connection.onBroken((error) => {
@@ -38,6 +41,20 @@ export class Leg {
 
   get busy(): boolean {
     return this.outstanding > 0;
+  }
+
+  /** One of its outstanding answers is complete (the relay's count). */
+  answered(): void {
+    this.outstanding--;
+    if (this.outstanding > 0 || this.onIdle === null) return;
+    const onIdle = this.onIdle;
+    this.onIdle = null;
+    onIdle();
+  }
+
+  /** Calls `callback` once no answer is outstanding (replacing an earlier callback). */
+  whenIdle(callback: () => void): void {
+    this.onIdle = callback;
   }
 
   /** False when the connection's socket buffer is full: wait for `connection.drained()`. */

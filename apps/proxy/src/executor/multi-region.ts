@@ -1,9 +1,10 @@
 import type { DistributedWritePlan, ScatterPlan } from "@geo/core";
 import type { Analysis } from "@geo/sql";
 import { runDistributedWrite } from "../distributed/run-distributed-write.js";
+import type { SessionPort } from "../engine/session-port.js";
+import type { StatementMode } from "../engine/statement-mode.js";
 import { refuseScatterRead } from "../errors/catalog.js";
 import { runScatterQuery } from "../scatter/run-scatter.js";
-import type { Session, StatementMode } from "../session/session.js";
 
 /**
  * Statements whose plan spans regions: reads whose answers are combined (scatter-gather) and
@@ -12,7 +13,7 @@ import type { Session, StatementMode } from "../session/session.js";
  * its answer is framed.
  */
 export async function runMultiRegion(
-  session: Session,
+  session: SessionPort,
   analysis: Analysis,
   plan: ScatterPlan | DistributedWritePlan,
   mode: StatementMode,

@@ -152,7 +152,7 @@ export class Relay {
   private shift(): void {
     const entry = this.queue[this.head];
     this.head++;
-    if (entry?.type === "unit") entry.leg.outstanding--;
+    if (entry?.type === "unit") entry.leg.answered();
     if (this.head > 64 && this.head * 2 > this.queue.length) {
       this.queue.splice(0, this.head);
       this.head = 0;

@@ -14,10 +14,10 @@ import { parseRebalance } from "../console/rebalance.js";
 import { MOVE_COLUMNS, parseRelocate } from "../console/relocate.js";
 import { DirectoryStore, type Location } from "../directory/directory-store.js";
 import { query, RegionRunner } from "../directory/region-runner.js";
+import type { StatementMode } from "../engine/statement-mode.js";
 import type { Leg } from "../executor/leg.js";
 import type { RegionPools } from "../executor/region-pools.js";
 import type { Logger } from "../log.js";
-import type { Session, StatementMode } from "../session/session.js";
 import { HoldRegistry } from "./hold-registry.js";
 import {
   keyInSeveralRegions,
@@ -27,6 +27,7 @@ import {
   unknownRegion,
 } from "./move-errors.js";
 import { KeyMover, type MovedTable } from "./move-keys.js";
+import type { MovingSession } from "./moving-session.js";
 import { rebalance } from "./rebalance-keys.js";
 import { statementKeys } from "./statement-keys.js";
 
@@ -64,7 +65,7 @@ const MOVE_DECISIONS = "geoproxy_move_decisions";
 export class Moves {
   readonly holds = new HoldRegistry();
   readonly mover: KeyMover;
-  private readonly sessions = new WeakMap<Session, SessionAdmissions>();
+  private readonly sessions = new WeakMap<MovingSession, SessionAdmissions>();
   private readonly locating = new Map<string, Promise<Location>>();
   private opened: Promise<{ coordinator: Coordinator; recovery: Recovery; log: TableDecisionLog }> | null =
     null;
@@ -164,7 +165,7 @@ export class Moves {
    * to release once the statement's answer is complete, or the error to send instead.
    */
   async admit(
-    session: Session,
+    session: MovingSession,
     analyses: readonly Analysis[],
     params?: readonly ParamValue[],
   ): Promise<Admission | PgError> {
@@ -218,12 +219,12 @@ export class Moves {
   }
 
   /** Extended protocol: the admission lives until the batch's Sync. */
-  admitted(session: Session, admission: Admission): void {
+  admitted(session: MovingSession, admission: Admission): void {
     this.stateOf(session).pending.push(admission);
   }
 
   /** The client's Sync is queued: the batch's statements are done once `answered` resolves. */
-  afterSync(session: Session, answered: Promise<void>): void {
+  afterSync(session: MovingSession, answered: Promise<void>): void {
     const state = this.sessions.get(session);
     if (state === undefined || state.pending.length === 0) return;
     const done = state.pending.splice(0);
@@ -239,7 +240,7 @@ export class Moves {
    * lone simple query's entry commits on its own just before it, and names the region the key
    * would be created in anyway.
    */
-  beforeSend(session: Session, leg: Leg, readOnly: boolean, mode: StatementMode): void {
+  beforeSend(session: MovingSession, leg: Leg, readOnly: boolean, mode: StatementMode): void {
     const admission = this.sessions.get(session)?.current;
     if (admission == null || readOnly || admission.newKeys.length === 0) return;
     const keys = admission.newKeys;
@@ -251,7 +252,7 @@ export class Moves {
     });
   }
 
-  private stateOf(session: Session): SessionAdmissions {
+  private stateOf(session: MovingSession): SessionAdmissions {
     let state = this.sessions.get(session);
     if (state === undefined) {
       state = { current: null, pending: [] };
@@ -284,7 +285,7 @@ export class Moves {
    * Runs RELOCATE or REBALANCE for a simple query: answers (rows, progress notices, errors) go
    * through the session's relay in order. False when `analysis` is neither.
    */
-  async runCommand(session: Session, analysis: Analysis, mode: StatementMode): Promise<boolean> {
+  async runCommand(session: MovingSession, analysis: Analysis, mode: StatementMode): Promise<boolean> {
     const command = analysis.console?.command;
     if (command !== "relocate" && command !== "rebalance") return false;
     const name = command.toUpperCase();
@@ -320,7 +321,7 @@ export class Moves {
   }
 
   private async runRebalance(
-    session: Session,
+    session: MovingSession,
     argument: string,
   ): Promise<{ rows: string[][]; tag: string } | PgError> {
     const request = parseRebalance(argument);

@@ -18,13 +18,13 @@ import type { Analyzer } from "@geo/sql";
 import type { ConsoleClient, ConsoleContext, ObservedState } from "../console/context.js";
 import type { RegionPools } from "../executor/region-pools.js";
 import type { Logger } from "../log.js";
-import type { Session } from "../session/session.js";
 import { startAdminPort } from "./admin-port.js";
 import { AlertBook, type Fact } from "./alert-book.js";
 import { probedRegions, probeFacts, probeMonitor } from "./backend-probes.js";
 import { EndpointHealth, endpointName } from "./endpoint-health.js";
 import { InDoubtLedger } from "./in-doubt-ledger.js";
 import { lookUpKey } from "./key-lookup.js";
+import type { ObservableSession } from "./observable-session.js";
 import { ObservedClient } from "./observed-client.js";
 
 export interface ObservabilityOptions {
@@ -145,7 +145,7 @@ export class Observability implements AdminSource {
   }
 
   /** Starts observing a client connection; it is counted until its socket closes. */
-  track(session: Session): ObservedClient {
+  track(session: ObservableSession): ObservedClient {
     const client = new ObservedClient(session, this.metrics, this.#options.topology.home.id);
     const metrics = this.metrics;
     session.relay.onErrorSent = (sqlstate) => metrics.countError(sqlstate);

@@ -2,7 +2,7 @@ import { performance } from "node:perf_hooks";
 import type { PlanKind, ProxyMetrics } from "@geo/admin";
 import { FrontendCode } from "@geo/proto";
 import type { Route } from "../routing/router.js";
-import type { Session } from "../session/session.js";
+import type { ObservableSession } from "./observable-session.js";
 import { planKindOf } from "./plan-kind.js";
 
 /** How a client connection stands, as SHOW CLIENTS says it. */
@@ -22,7 +22,7 @@ export class ObservedClient {
   readonly connectedAt = new Date();
   /** Statements routed (or answered by the proxy) on this connection. */
   statements = 0;
-  readonly #session: Session;
+  readonly #session: ObservableSession;
   readonly #metrics: ProxyMetrics;
   readonly #home: string;
   /**
@@ -40,7 +40,7 @@ export class ObservedClient {
   /** Reused for the one-region case, which is nearly every statement: no array per statement. */
   readonly #oneRegion: string[] = [""];
 
-  constructor(session: Session, metrics: ProxyMetrics, home: string) {
+  constructor(session: ObservableSession, metrics: ProxyMetrics, home: string) {
     this.#session = session;
     this.#metrics = metrics;
     this.#home = home;
@@ -136,7 +136,7 @@ export class ObservedClient {
   }
 }
 
-function stateOf(session: Session): ClientState {
+function stateOf(session: ObservableSession): ClientState {
   switch (session.phase) {
     case "startup":
     case "login":

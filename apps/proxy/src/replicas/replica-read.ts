@@ -1,17 +1,9 @@
 import { endpointAddress, type Lease, regionPrimaryDown, type WriteFence } from "@geo/pool";
 import { PgError } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
+import type { SessionPort } from "../engine/session-port.js";
 import type { Leg } from "../executor/leg.js";
 import type { Route } from "../routing/router.js";
-import type { Session } from "../session/session.js";
-
-/** Leases taken from a replica's pool, with the replica's `host:port`. */
-const replicaLeases = new WeakMap<Lease, string>();
-
-/** The replica a connection of the session reads from, or undefined for a primary's. */
-export function replicaOf(leg: Leg): string | undefined {
-  return replicaLeases.get(leg.lease);
-}
 
 /** Statement kinds a hot standby runs exactly as its primary would. */
 const REPLICA_KINDS: ReadonlySet<Analysis["kind"]> = new Set(["select", "explain"]);
@@ -25,7 +17,7 @@ const REPLICA_KINDS: ReadonlySet<Analysis["kind"]> = new Set(["select", "explain
  * is decided when the connection is taken.
  */
 export function mayReadOnReplica(
-  session: Session,
+  session: SessionPort,
   analysis: Analysis,
   route: Route,
   region: string,
@@ -44,7 +36,7 @@ export function mayReadOnReplica(
 }
 
 /** Notes a write sent to `region` (on `leg`, or already ended when null), for read-your-writes. */
-export function noteWrite(session: Session, region: string, leg: Leg | null): void {
+export function noteWrite(session: SessionPort, region: string, leg: Leg | null): void {
   const service = session.runtime.replicas;
   if (service === undefined || !service.pools.regionHasReplicas(region)) return;
   session.replicas.noteWrite(region, leg);
@@ -54,10 +46,9 @@ export function noteWrite(session: Session, region: string, leg: Leg | null): vo
  * True once the write carried by `leg` has ended: its transaction block is over, its batch synced,
  * and its answers are in (a broken connection has ended too, one way or the other).
  */
-function writeEnded(session: Session, leg: Leg | null): boolean {
+function writeEnded(session: SessionPort, leg: Leg | null): boolean {
   if (leg === null || leg.broken !== null) return true;
-  if (session.txn !== null && [...session.txn.legs.values()].includes(leg)) return false;
-  if (session.batchLegs.get(leg.region) === leg) return false;
+  if (session.legs.has(leg, "block") || session.legs.has(leg, "batch")) return false;
   const extended = session.extended;
   if (extended.inBatch && extended.batchWriteRegion === leg.region) return false;
   return leg.outstanding === 0;
@@ -67,7 +58,7 @@ function writeEnded(session: Session, leg: Leg | null): boolean {
  * The session's fence in `region`, taking it now when its last write there has ended; "primary"
  * while that write is still open (the read goes to the primary, which holds it).
  */
-function fenceFor(session: Session, region: string): WriteFence | "primary" | undefined {
+function fenceFor(session: SessionPort, region: string): WriteFence | "primary" | undefined {
   const state = session.replicas;
   const pending = state.pendingWrite(region);
   if (pending !== undefined) {
@@ -82,13 +73,16 @@ function isConnectionFailure(error: unknown): boolean {
 }
 
 /**
- * A connection for a read that may run on a replica: a qualifying replica's (they take turns), or
+ * A connection for a read that may run on a replica (with the replica's `host:port`): a qualifying replica's (they take turns), or
  * the primary's when none qualifies or none can be reached (nothing was sent yet, so the read loses
  * nothing by moving). A replica that refuses the connection is marked down at once. When the
  * primary cannot be reached either, the read fails with 08001 saying so: replicas answer only while
  * their primary does, since only then is their lag known.
  */
-export async function acquireRead(session: Session, region: string): Promise<Lease> {
+export async function acquireRead(
+  session: SessionPort,
+  region: string,
+): Promise<{ lease: Lease; replica?: string }> {
   const service = session.runtime.replicas!;
   const fence = fenceFor(session, region);
   if (fence !== "primary") {
@@ -97,8 +91,7 @@ export async function acquireRead(session: Session, region: string): Promise<Lea
       if (chosen === undefined) break;
       try {
         const lease = await service.pools.acquire(chosen.address, session.user, session.database);
-        replicaLeases.set(lease, chosen.address);
-        return lease;
+        return { lease, replica: chosen.address };
       } catch (error) {
         if (!isConnectionFailure(error)) break;
         session.log.warn({ region, replica: chosen.address, err: String(error) }, "replica unreachable");
@@ -107,7 +100,7 @@ export async function acquireRead(session: Session, region: string): Promise<Lea
     }
   }
   try {
-    return await session.runtime.pools.acquire(region, session.user, session.database);
+    return { lease: await session.runtime.pools.acquire(region, session.user, session.database) };
   } catch (error) {
     if (!isConnectionFailure(error)) throw error;
     const primary = session.runtime.router.topology.region(region)!.primary;

@@ -2,8 +2,7 @@ import type { WriteFence } from "@geo/pool";
 import type { Leg } from "../executor/leg.js";
 
 /**
- * What one session knows for read-your-writes, region by region, and the replica connections its
- * extended-protocol batch holds until Sync.
+ * What one session knows for read-your-writes, region by region.
  *
  * A write is noted when it is sent, with the connection that carries it. The fence cannot be taken
  * then: it must be taken after the write committed, or the probe it waits for could read a position
@@ -18,8 +17,6 @@ export class SessionReplicas {
   private readonly pendingWrites = new Map<string, Leg | null>();
   /** The latest fence per region; a later one always has a later position. */
   private readonly fences = new Map<string, WriteFence>();
-  /** Replica connections of the extended-protocol batch in flight, by region: released at Sync. */
-  readonly batchLegs = new Map<string, Leg>();
 
   /** A write was sent to `region` on `leg` (null: a write that has already ended, committed or not). */
   noteWrite(region: string, leg: Leg | null): void {
@@ -39,15 +36,5 @@ export class SessionReplicas {
 
   fenceOf(region: string): WriteFence | undefined {
     return this.fences.get(region);
-  }
-
-  /** Replica connections held for the batch. */
-  heldLegs(): Leg[] {
-    return [...this.batchLegs.values()];
-  }
-
-  /** Forgets `leg` if the batch held it (it was released or broke). */
-  forget(leg: Leg): void {
-    if (this.batchLegs.get(leg.region) === leg) this.batchLegs.delete(leg.region);
   }
 }

@@ -1,5 +1,5 @@
 import { encodeCommandComplete, encodeRowDescription, type FieldDescription, Messages } from "@geo/proto";
-import type { Session } from "../session/session.js";
+import type { SessionPort } from "../engine/session-port.js";
 import { dataRowFrame } from "./data-row.js";
 import type { RowSource } from "./row-source.js";
 
@@ -20,7 +20,11 @@ export type SendOutcome =
  * an Execute) or, when `maxRows` rows went out, with PortalSuspended. Throws what the source
  * throws, after the rows sent so far.
  */
-export async function sendRows(session: Session, source: RowSource, maxRows: number): Promise<SendOutcome> {
+export async function sendRows(
+  session: SessionPort,
+  source: RowSource,
+  maxRows: number,
+): Promise<SendOutcome> {
   let chunk: Buffer[] = [];
   let chunkBytes = 0;
   let sent = 0;

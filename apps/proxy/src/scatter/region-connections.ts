@@ -1,8 +1,9 @@
 import type { Lease } from "@geo/pool";
 import { encodeQuery, PgError, SqlState } from "@geo/proto";
+import type { SessionPort } from "../engine/session-port.js";
+import type { StatementMode } from "../engine/statement-mode.js";
 import { internalError } from "../errors/catalog.js";
 import type { Leg } from "../executor/leg.js";
-import type { Session, StatementMode } from "../session/session.js";
 import { regionLost } from "./errors.js";
 import { RegionChannel } from "./region-channel.js";
 
@@ -37,7 +38,7 @@ function connectFailure(region: string, error: unknown): PgError {
  * the scatter reads what the block wrote and its snapshot.
  */
 export async function openRegions(
-  session: Session,
+  session: SessionPort,
   regions: readonly string[],
   mode: StatementMode,
 ): Promise<RegionConnection[]> {
@@ -65,7 +66,7 @@ export async function openRegions(
  * statements and read with their answers, so it costs no round trip of its own. A failed replay
  * fails the region's part; the connection then goes back to be reset.
  */
-function prepare(session: Session, region: string, lease: Lease): RegionConnection {
+function prepare(session: SessionPort, region: string, lease: Lease): RegionConnection {
   const connection = lease.connection;
   const channel = new RegionChannel(region, connection);
   const replay = session.settings.replayFor(connection.appliedSettings);
@@ -91,7 +92,7 @@ function prepare(session: Session, region: string, lease: Lease): RegionConnecti
 }
 
 async function openInTransaction(
-  session: Session,
+  session: SessionPort,
   regions: readonly string[],
   mode: StatementMode,
 ): Promise<RegionConnection[]> {

@@ -14,7 +14,7 @@ import {
   PgError,
 } from "@geo/proto";
 import { errorOf, type Message, type RegionChannel } from "./region-channel.js";
-import { StaleShape } from "./shape-cache.js";
+import { StaleShape } from "./stale-shape.js";
 
 /** The client's bound parameters, passed to every statement of the scatter as they were bound. */
 export interface BoundParams {

@@ -1,17 +1,18 @@
 import type { ScatterPlan } from "@geo/core";
 import { PgError } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
+import type { SessionPort } from "../engine/session-port.js";
+import type { StatementMode } from "../engine/statement-mode.js";
 import { internalError } from "../errors/catalog.js";
-import type { Session, StatementMode } from "../session/session.js";
 import { rowDescriptionFrame, sendRows } from "./answer-writer.js";
 import { AlreadyReported } from "./region-connections.js";
 import { NO_PARAMS } from "./region-statement.js";
 import { openScatter } from "./scatter-read.js";
 
 /** How a failure of the scatter reaches the client: PostgreSQL's error as sent, or the proxy's. */
-export function reportFailure(session: Session, error: unknown, mode: StatementMode): void {
+export function reportFailure(session: SessionPort, error: unknown, mode: StatementMode): void {
   if (error instanceof AlreadyReported) {
-    if (session.txn !== null) session.txn.failed = true;
+    session.block.fail();
     if (!mode.extended && mode.final) session.relay.local({ bytes: () => session.readyForQuery() });
     return;
   }
@@ -23,7 +24,7 @@ export function reportFailure(session: Session, error: unknown, mode: StatementM
  * combined rows, `SELECT n`, and ReadyForQuery when the statement was the whole Query.
  */
 export async function runScatterQuery(
-  session: Session,
+  session: SessionPort,
   analysis: Analysis,
   plan: ScatterPlan,
   mode: StatementMode,

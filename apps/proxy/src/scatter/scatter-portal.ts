@@ -1,7 +1,8 @@
 import type { ScatterPlan } from "@geo/core";
 import { type Bind, encodeCommandComplete, type FieldDescription, type FormatCode } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
-import type { Session, StatementMode } from "../session/session.js";
+import type { SessionPort } from "../engine/session-port.js";
+import type { StatementMode } from "../engine/statement-mode.js";
 import { rowDescriptionFrame, sendRows } from "./answer-writer.js";
 import { resultTypeChanged } from "./errors.js";
 import { PortalBuffer } from "./portal-buffer.js";
@@ -50,7 +51,7 @@ export class ScatterPortal {
     readonly resultFormats: readonly FormatCode[],
   ) {}
 
-  async describe(session: Session): Promise<void> {
+  async describe(session: SessionPort): Promise<void> {
     await session.quiesceActive();
     await session.relay.idle();
     let connections: Awaited<ReturnType<typeof openRegions>> = [];
@@ -77,7 +78,7 @@ export class ScatterPortal {
     }
   }
 
-  async execute(session: Session, maxRows: number): Promise<void> {
+  async execute(session: SessionPort, maxRows: number): Promise<void> {
     await session.quiesceActive();
     await session.relay.idle();
     const written = session.extended.batchWriteRegion;

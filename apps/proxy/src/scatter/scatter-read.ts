@@ -2,7 +2,8 @@ import type { ReadFinish } from "@geo/admin";
 import type { ScatterPlan } from "@geo/core";
 import { type FieldDescription, type FormatCode, Messages, PgError } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
-import type { Session, StatementMode } from "../session/session.js";
+import type { SessionPort } from "../engine/session-port.js";
+import type { StatementMode } from "../engine/statement-mode.js";
 import { type ComparedColumn, checkCollations } from "./collation-check.js";
 import { refuseShippingResident } from "./errors.js";
 import { limitWindow } from "./limit-window.js";
@@ -11,16 +12,10 @@ import type { RegionChannel } from "./region-channel.js";
 import { openRegions, type RegionConnection } from "./region-connections.js";
 import { type BoundParams, describeStatement, RegionRows, type StatementShape } from "./region-statement.js";
 import { type RowSource, windowed } from "./row-source.js";
-import {
-  cachedShapes,
-  forgetShapes,
-  rememberShapes,
-  type ScatterShapes,
-  StaleShape,
-  shapeKey,
-} from "./shape-cache.js";
+import { cachedShapes, forgetShapes, rememberShapes, type ScatterShapes, shapeKey } from "./shape-cache.js";
 import { Shipment, ShipmentBudget } from "./shipment.js";
 import { mergeKeys } from "./sort-keys.js";
+import { StaleShape } from "./stale-shape.js";
 import { type ShippedType, shippedTypes, typeNames } from "./type-names.js";
 
 /** One execution of a scatter read: the statement, its plan, the client's parameters and formats. */
@@ -113,7 +108,7 @@ async function closeAll(connections: readonly RegionConnection[], failed: boolea
  * refusal) with every connection already given back.
  */
 export async function openScatter(
-  session: Session,
+  session: SessionPort,
   request: ScatterRequest,
   mode: StatementMode,
 ): Promise<ScatterAnswer> {
@@ -128,7 +123,7 @@ export async function openScatter(
 }
 
 async function openScatterWith(
-  session: Session,
+  session: SessionPort,
   request: ScatterRequest,
   mode: StatementMode,
   key: string,
@@ -357,7 +352,7 @@ async function openScatterWith(
  * sort keys; the other tiers may compare any shipped column.
  */
 async function checkShippedCollations(
-  session: Session,
+  session: SessionPort,
   request: ScatterRequest,
   sqls: readonly string[],
   shapes: readonly StatementShape[],

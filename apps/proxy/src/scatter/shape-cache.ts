@@ -1,5 +1,5 @@
+import type { SessionPort } from "../engine/session-port.js";
 import type { ProxyRuntime } from "../server/runtime.js";
-import type { Session } from "../session/session.js";
 import type { StatementShape } from "./region-statement.js";
 
 /** What describing a scatter's statements found: the client statement's shape, then each rewrite's. */
@@ -8,16 +8,6 @@ export interface ScatterShapes {
   readonly rewrites: readonly StatementShape[];
   /** The region that described each rewrite: its table OIDs are that server's own. */
   readonly describedBy: readonly string[];
-}
-
-/**
- * A region answered with columns of other types than the cached shapes said (the schema changed):
- * the statement is described again and run once more.
- */
-export class StaleShape extends Error {
-  constructor(readonly region: string) {
-    super(`the columns region ${region} answered with differ from the described ones`);
-  }
 }
 
 const LIMIT = 512;
@@ -37,7 +27,7 @@ function cacheOf(runtime: ProxyRuntime): Map<string, ScatterShapes> {
  * what a name resolves to: the text, the client's parameter types, the role and the session's
  * settings (search_path among them). Every region's RowDescription is still checked against them.
  */
-export function shapeKey(session: Session, text: string, paramTypes: readonly number[]): string {
+export function shapeKey(session: SessionPort, text: string, paramTypes: readonly number[]): string {
   const settings = [...session.settings.entries()].map(([name, value]) => `${name}=${value}`).join("\u0001");
   return `${session.user}\u0000${settings}\u0000${paramTypes.join(",")}\u0000${text}`;
 }

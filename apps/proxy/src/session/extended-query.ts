@@ -23,6 +23,9 @@ import {
 import type { Analysis } from "@geo/sql";
 import { finishDistributedBatch } from "../distributed/distributed-batch.js";
 import { copyBind, DistributedPortal } from "../distributed/distributed-portal.js";
+import type { SessionPort } from "../engine/session-port.js";
+import type { StatementMode } from "../engine/statement-mode.js";
+import { runTransactionControl } from "../engine/transaction-control.js";
 import {
   duplicateStatement,
   refuseBatchAcrossRegions,
@@ -35,8 +38,8 @@ import type { Unit } from "../executor/relay.js";
 import type { Route } from "../routing/router.js";
 import { boundParams, ScatterPortal } from "../scatter/scatter-portal.js";
 import { decodeBinaryParam } from "./binary-params.js";
-import type { Session, StatementMode } from "./session.js";
-import { Transaction } from "./transaction.js";
+import { consoleDescription, runConsole } from "./console-statement.js";
+import { runSessionStatement } from "./session-statement.js";
 
 const EXTENDED: StatementMode = { extended: true, final: false };
 
@@ -102,7 +105,7 @@ export class ExtendedQuery {
   /** Errors the client had been sent when the batch began: more at Sync means it failed. */
   private errorsAtBatchStart = 0;
 
-  constructor(private readonly session: Session) {}
+  constructor(private readonly session: SessionPort) {}
 
   touch(leg: Leg): void {
     this.touched.add(leg);
@@ -516,7 +519,7 @@ export class ExtendedQuery {
   private cursorLeg(): Leg | null {
     const session = this.session;
     const txn = session.txn;
-    if (txn !== null) return txn.legs.size === 1 ? (txn.legs.values().next().value as Leg) : null;
+    if (txn !== null) return txn.legs.size === 1 ? txn.legs.values()[0]! : null;
     return session.pinnedLeg;
   }
 
@@ -548,7 +551,7 @@ export class ExtendedQuery {
       parts.push(encodeParameterDescription({ typeOids: [...statement.paramTypes] }));
     }
     if (local === "console") {
-      parts.push(this.session.consoleDescription(statement.analysis) ?? Messages.noData);
+      parts.push(consoleDescription(this.session, statement.analysis) ?? Messages.noData);
     } else parts.push(Messages.noData);
     return Buffer.concat(parts);
   }
@@ -576,13 +579,13 @@ export class ExtendedQuery {
       if (session.refuseInFailedBlock(analysis, EXTENDED)) return;
       switch (portal.local) {
         case "transaction":
-          await session.runTransactionControl(analysis, EXTENDED);
+          await runTransactionControl(session, analysis, EXTENDED);
           return;
         case "session":
-          await session.runSessionStatement(analysis, EXTENDED, analysis.text);
+          await runSessionStatement(session, analysis, EXTENDED, analysis.text);
           return;
         case "console":
-          session.runConsole(analysis, EXTENDED, false);
+          runConsole(session, analysis, EXTENDED, false);
           return;
         case "empty":
         case null:
@@ -666,11 +669,8 @@ export class ExtendedQuery {
         mode: "relay",
         dropReadyForQuery: true,
         done: (_unit, status) => {
-          if (session.txn === null && (status === "T" || status === "E")) {
-            const txn = new Transaction("BEGIN", false, session.settings.snapshot());
-            txn.legs.set(leg.region, leg);
-            session.txn = txn;
-          }
+          if (session.txn === null && (status === "T" || status === "E"))
+            session.block.begin("BEGIN", false, session.settings.snapshot()).legs.add(leg);
         },
       });
       leg.write(Messages.sync);
@@ -682,9 +682,9 @@ export class ExtendedQuery {
       syncAnswer: true,
       effect: () => {
         this.syncsPending--;
-        for (const leg of [...session.batchLegs.values(), ...session.replicas.heldLegs()]) {
-          if (session.txn?.legs.get(leg.region) !== leg) session.releaseLeg(leg);
-        }
+        // The batch is over: its connections go back unless the block (or a pin) keeps them.
+        const legs = session.legs;
+        for (const leg of [...legs.batch.clear(), ...legs.replicaBatch.clear()]) legs.release(leg);
         session.settleBatchPins(session.relay.errorsSent > errorsBefore);
       },
     });

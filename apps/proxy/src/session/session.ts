@@ -3,37 +3,28 @@ import type { Lease } from "@geo/pool";
 import {
   BackendCode,
   type CancelRequest,
-  copyFrame,
   decodeErrorResponse,
-  decodeStartupPacket,
   encodeBind,
-  encodeCommandComplete,
-  encodeDataRow,
   encodeErrorResponse,
   encodeExecute,
-  encodeNoticeResponse,
   encodeParse,
   encodeQuery,
   encodeReadyForQuery,
-  encodeRowDescription,
   type Frame,
   FrontendCode,
-  FrontendFramer,
   isProtocolFault,
   Messages,
   PgError,
-  protocolViolation,
-  SqlState,
-  STARTUP_FRAME_CODE,
   type StartupMessage,
   type TransactionStatus,
 } from "@geo/proto";
-import { type Analysis, preparedStatementText } from "@geo/sql";
-import { runConsoleCommand } from "../console/index.js";
-import { commitAcrossRegions } from "../distributed/commit-across-regions.js";
+import type { Analysis } from "@geo/sql";
 import { beginDistributedBatch } from "../distributed/distributed-batch.js";
 import { noteWriterWrite, readYourWrites } from "../distributed/read-your-writes.js";
-import { refuseClientPrepareAcrossRegions } from "../distributed/txn-errors.js";
+import { LegSet, type RegionRole } from "../engine/leg-set.js";
+import type { SessionPort } from "../engine/session-port.js";
+import type { StatementMode } from "../engine/statement-mode.js";
+import { TransactionBlock } from "../engine/transaction-block.js";
 import {
   backendLost,
   clientGone,
@@ -41,43 +32,29 @@ import {
   internalError,
   pinnedConnectionLost,
   refuseFunctionCall,
-  refuseSecondWriteRegion,
-  refuseSqlPrepareAcrossRegions,
-  shuttingDown,
   unexpectedMessage,
 } from "../errors/catalog.js";
-import { ClientWriter } from "../executor/client-writer.js";
-import { Leg } from "../executor/leg.js";
+import type { ClientWriter } from "../executor/client-writer.js";
+import type { Leg } from "../executor/leg.js";
 import { runMultiRegion } from "../executor/multi-region.js";
 import { Relay, type Unit } from "../executor/relay.js";
 import type { Logger } from "../log.js";
 import type { ObservedClient } from "../observability/observed-client.js";
-import { acquireRead, mayReadOnReplica, noteWrite, replicaOf } from "../replicas/replica-read.js";
+import { acquireRead, mayReadOnReplica, noteWrite } from "../replicas/replica-read.js";
 import { SessionReplicas } from "../replicas/session-replicas.js";
 import type { Route } from "../routing/router.js";
 import type { ProxyRuntime } from "../server/runtime.js";
+import { ClientConnection, type ClientHandler, type SessionPhase } from "../wire/client-connection.js";
 import { ExtendedQuery } from "./extended-query.js";
+import { logIn } from "./login.js";
 import { SessionPins } from "./session-pins.js";
-import { SessionSettings, startupSettings } from "./session-settings.js";
-import { resetToStartup, sendResetToStartup } from "./settings/reset-to-startup.js";
+import { SessionSettings } from "./session-settings.js";
 import { runSimpleQuery } from "./simple-query.js";
-import { checkStartup, loginParameters, loginReply } from "./startup.js";
-import { checkStartupSettings } from "./startup-settings.js";
 import { StringBlockSettings } from "./string-block-settings.js";
-import { Transaction } from "./transaction.js";
+import type { Transaction } from "./transaction.js";
 
-export const SESSION_PHASES = ["startup", "login", "ready", "closed"] as const;
-export type SessionPhase = (typeof SESSION_PHASES)[number];
-
-/** How a statement's answer is framed: a simple Query's own ReadyForQuery, or inside a larger exchange. */
-export interface StatementMode {
-  readonly extended: boolean;
-  /** The statement is the whole simple Query: the backend's ReadyForQuery goes to the client. */
-  readonly final: boolean;
-}
-
-const INBOX_HIGH = 256;
-const INBOX_LOW = 32;
+export type { StatementMode } from "../engine/statement-mode.js";
+export { SESSION_PHASES, type SessionPhase } from "../wire/client-connection.js";
 
 let nextSessionId = 1;
 
@@ -87,39 +64,36 @@ let nextSessionId = 1;
  * in order through the relay. Bad bytes close this client only; nothing here throws past the
  * socket's handlers.
  */
-export class Session {
+export class Session implements ClientHandler, SessionPort {
   readonly id = nextSessionId++;
   readonly log: Logger;
+  /** The client's socket: its messages in, its answers out. */
+  readonly client: ClientConnection;
   readonly writer: ClientWriter;
   readonly relay: Relay;
   readonly extended: ExtendedQuery;
   /** This connection as the metrics and SHOW CLIENTS see it. */
   readonly observed: ObservedClient;
-  phase: SessionPhase = "startup";
   user = "";
   database = "";
   settings = new SessionSettings();
   readonly pins = new SessionPins();
-  pinnedLeg: Leg | null = null;
-  txn: Transaction | null = null;
-  /** The two-phase commit under way: once its decision is durable, cancels stop at the proxy. */
-  committingGid: string | null = null;
+  /** Every backend connection this session holds, and why (engine/leg-set.ts). */
+  readonly legs: LegSet;
+  /** The session's transaction block and its state (engine/transaction-block.ts). */
+  readonly block: TransactionBlock;
   /** Replicated tables this session wrote at their writer: read from there from now on (read-your-writes). */
   readonly writerReads = new Set<string>();
   /** Read-your-writes over replicas, and the replica connections of the batch in flight. */
   readonly replicas = new SessionReplicas();
   /** Statements of the current extended batch whose pin removals wait for its Sync. */
   private readonly batchPins: Analysis[] = [];
-  /** Legs used by the extended-protocol batch since the last Sync (outside a transaction). */
-  readonly batchLegs = new Map<string, Leg>();
   /** Work outside the legs that a CancelRequest must stop too (the regions of a scatter read). */
   readonly cancelHooks = new Set<() => void>();
-  /** The leg last written to: before another is used, its answers must be complete. */
-  private activeLeg: Leg | null = null;
-  private readonly framer = new FrontendFramer();
-  private readonly inbox: Frame[] = [];
-  private processing = false;
-  private key: { processId: number; secretKey: Buffer } | null = null;
+  /** The key a CancelRequest for this session carries, once logged in. */
+  cancelKey: { processId: number; secretKey: Buffer } | null = null;
+  /** Session pooling: the client keeps its connection whatever it does (login.ts). */
+  ownConnection = false;
   private readonly closedPromise: Promise<void>;
   private resolveClosed!: () => void;
 
@@ -131,7 +105,13 @@ export class Session {
       session: this.id,
       client: `${socket.remoteAddress}:${socket.remotePort}`,
     });
-    this.writer = new ClientWriter(socket);
+    this.client = new ClientConnection(socket, this, this.log);
+    this.writer = this.client.writer;
+    this.legs = new LegSet(
+      (from, frame) => this.relay.onFrame(from, frame),
+      (broken, error) => this.onLegBroken(broken, error),
+    );
+    this.block = new TransactionBlock(this.legs);
     this.relay = new Relay(
       this.writer,
       () => this.extended.onError(),
@@ -140,12 +120,10 @@ export class Session {
       () => this.status(),
     );
     this.extended = new ExtendedQuery(this);
-    this.relay.onCopyIn = (leg) => this.onCopyIn(leg);
+    this.relay.onCopyIn = (leg) => this.client.copyInto(leg);
     this.closedPromise = new Promise((resolve) => {
       this.resolveClosed = resolve;
     });
-    socket.setNoDelay(true);
-    socket.on("data", (chunk: Buffer) => this.onData(chunk));
     socket.on("error", (error) => this.log.debug({ err: error.message }, "client socket error"));
     socket.on("close", () => this.onClose());
     this.log.info("client connected");
@@ -154,6 +132,30 @@ export class Session {
 
   get closed(): Promise<void> {
     return this.closedPromise;
+  }
+
+  get phase(): SessionPhase {
+    return this.client.phase;
+  }
+
+  /** The open transaction block, or null. */
+  get txn(): Transaction | null {
+    return this.block.current;
+  }
+
+  /** The connection the session's state lives on, or null. */
+  get pinnedLeg(): Leg | null {
+    return this.legs.pinned;
+  }
+
+  /** The connections of the extended-protocol batch in flight outside a block. */
+  get batchLegs(): RegionRole {
+    return this.legs.batch;
+  }
+
+  /** The two-phase commit under way: once its decision is durable, cancels stop at the proxy. */
+  get committingGid(): string | null {
+    return this.block.committingGid;
   }
 
   /** The schemas of the search_path the client set (with `$user` as its role), or undefined. */
@@ -165,12 +167,12 @@ export class Session {
 
   /** The transaction status the client is told in ReadyForQuery. */
   status(): TransactionStatus {
-    return this.txn?.status ?? "I";
+    return this.block.status;
   }
 
   /** True when nothing is in flight and no transaction is open: the session can be closed cleanly. */
   get idle(): boolean {
-    return this.txn === null && this.relay.pending === 0 && !this.processing && this.inbox.length === 0;
+    return this.txn === null && this.relay.pending === 0 && !this.client.busy;
   }
 
   readyForQuery(): Buffer {
@@ -181,84 +183,8 @@ export class Session {
   // Input
   // ------------------------------------------------------------------------------------------
 
-  private onData(chunk: Buffer): void {
-    if (this.phase === "closed") return;
-    this.framer.push(chunk);
-    for (let frame = this.framer.next(); frame !== null; frame = this.framer.next()) {
-      if (isProtocolFault(frame)) {
-        this.log.info({ reason: frame.message }, "client sent malformed bytes");
-        this.fatal(protocolViolation(frame));
-        return;
-      }
-      // COPY data goes straight to the backend while the statement waiting for it runs.
-      if (this.copyInLeg !== null && isCopyFromClient(frame.code) && this.inbox.length === 0) {
-        this.copyToBackend(frame);
-        continue;
-      }
-      if (frame.code === STARTUP_FRAME_CODE) {
-        this.onStartupFrame(frame);
-        if ((this.phase as SessionPhase) === "closed") return;
-        continue;
-      }
-      if (this.phase === "startup") {
-        this.fatal(unexpectedMessage(`message '${String.fromCharCode(frame.code)}' during startup`));
-        return;
-      }
-      this.inbox.push(copyFrame(frame));
-    }
-    if (this.inbox.length > INBOX_HIGH) this.socket.pause();
-    this.kick();
-  }
-
-  /** The leg a COPY FROM STDIN of the client's is writing to, between CopyInResponse and CopyDone/CopyFail. */
-  private copyInLeg: Leg | null = null;
-
-  /** The backend asked for the client's COPY data: what the client already sent goes first. */
-  private onCopyIn(leg: Leg): void {
-    this.copyInLeg = leg;
-    while (this.copyInLeg !== null && this.inbox.length > 0 && isCopyFromClient(this.inbox[0]!.code)) {
-      this.copyToBackend(this.inbox.shift()!);
-    }
-  }
-
-  private copyToBackend(frame: Frame): void {
-    const leg = this.copyInLeg!;
-    if (frame.code !== FrontendCode.CopyData) this.copyInLeg = null;
-    if (leg.broken !== null) return;
-    // Copied: the framer reuses its buffer, and the socket keeps what it was given until sent.
-    if (!leg.write(Buffer.from(frame.bytes)) && !this.socket.isPaused()) {
-      // The backend reads slower than the client sends: stop reading the client meanwhile.
-      this.socket.pause();
-      void leg.connection.drained().then(() => {
-        if (this.inbox.length < INBOX_HIGH) this.socket.resume();
-      });
-    }
-  }
-
-  private kick(): void {
-    if (this.processing || this.inbox.length === 0 || this.phase !== "ready") return;
-    this.processing = true;
-    this.process()
-      .catch((error: unknown) => {
-        this.log.error({ err: error }, "session failed");
-        this.fatal(internalError(error));
-      })
-      .finally(() => {
-        this.processing = false;
-        if (this.phase === "ready") this.kick();
-      });
-  }
-
-  private async process(): Promise<void> {
-    while (this.inbox.length > 0 && this.phase === "ready") {
-      const frame = this.inbox.shift()!;
-      if (this.inbox.length < INBOX_LOW && this.socket.isPaused()) this.socket.resume();
-      await this.handle(frame);
-      this.observed.afterMessage(frame.code);
-    }
-  }
-
-  private async handle(frame: Frame): Promise<void> {
+  /** One message of the client's after login (ClientConnection hands them over in order). */
+  async handle(frame: Frame): Promise<void> {
     switch (frame.code) {
       case FrontendCode.Query:
         await runSimpleQuery(this, frame);
@@ -285,162 +211,28 @@ export class Session {
       case FrontendCode.CopyFail:
         // A COPY's data queued behind other messages goes to its backend in order; outside a
         // COPY FROM these are ignored, as PostgreSQL does.
-        if (this.copyInLeg !== null) this.copyToBackend(frame);
+        this.client.copyQueued(frame);
         return;
       default:
         this.fatal(unexpectedMessage(`message type '${String.fromCharCode(frame.code)}'`));
     }
   }
 
+  handled(code: number): void {
+    this.observed.afterMessage(code);
+  }
+
+  cancelRequest(request: CancelRequest): void {
+    const matched = this.runtime.cancels.cancel(request.processId, Buffer.from(request.secretKey));
+    this.log.info({ matched }, "cancel request");
+  }
+
   // ------------------------------------------------------------------------------------------
   // Startup
   // ------------------------------------------------------------------------------------------
 
-  private onStartupFrame(frame: Frame): void {
-    if (this.phase !== "startup") {
-      this.fatal(unexpectedMessage("startup packet after the StartupMessage"));
-      return;
-    }
-    const packet = decodeStartupPacket(frame.payload);
-    if (isProtocolFault(packet)) {
-      this.fatal(protocolViolation(packet));
-      return;
-    }
-    switch (packet.type) {
-      case "SSLRequest":
-        // No TLS configured for clients: 'N', and the client continues in clear (or gives up).
-        this.writer.write(Messages.sslRefused);
-        return;
-      case "GSSENCRequest":
-        this.writer.write(Messages.sslRefused);
-        return;
-      case "CancelRequest":
-        this.onCancelRequest(packet);
-        return;
-      case "StartupMessage":
-        // Messages pipelined behind the StartupMessage wait in the inbox until the login is answered.
-        this.phase = "login";
-        this.startup(packet);
-        this.kick();
-        return;
-    }
-  }
-
-  private onCancelRequest(request: CancelRequest): void {
-    const matched = this.runtime.cancels.cancel(request.processId, Buffer.from(request.secretKey));
-    this.log.info({ matched }, "cancel request");
-    // PostgreSQL answers a CancelRequest with nothing and closes.
-    this.phase = "closed";
-    this.socket.end();
-  }
-
-  private startup(message: StartupMessage): void {
-    const check = checkStartup(message);
-    if (!check.ok) {
-      this.fatal(check.error);
-      return;
-    }
-    if (this.runtime.shuttingDown) {
-      this.fatal(shuttingDown());
-      return;
-    }
-    this.user = check.user;
-    this.database = check.database;
-    this.framer.markAuthenticated();
-    this.settings = SessionSettings.fromStartup(message.parameters);
-    // Checked now, as PostgreSQL checks them at connect: replayed later, a bad one would fail
-    // every statement instead of the login.
-    const home = this.runtime.router.topology.home.id;
-    checkStartupSettings(
-      startupSettings(message.parameters),
-      this.runtime.pools,
-      () => this.runtime.pools.acquire(home, this.user, this.database),
-      // Answers are remembered per role and database: another database may not exist.
-      `${this.user}\u0000${this.database}`,
-    ).then(
-      (reported) => {
-        if (reported instanceof PgError) this.fatal(reported);
-        else this.completeLogin(message, check.negotiate, reported);
-      },
-      (error: unknown) => this.fatal(internalError(error)),
-    );
-  }
-
-  private completeLogin(
-    message: StartupMessage,
-    negotiate: Buffer | null,
-    reported: ReadonlyMap<string, string>,
-  ): void {
-    // As the server reports them to this client: its own settings and user (startup.ts).
-    const parameters = loginParameters(this.runtime.homeParameters, reported, message.parameters);
-    if (this.phase === "closed") return;
-    const pool = this.runtime.config.pool;
-    if (
-      pool.mode === "session" ||
-      pool.sessionRoles.includes(this.user) ||
-      pool.sessionDatabases.includes(this.database)
-    ) {
-      void this.openSessionLeg().then((leg) => {
-        if (leg instanceof PgError) this.fatal(leg);
-        else if (this.phase !== "closed")
-          this.sendLoginReply(parameters, negotiate, leg.connection.processId);
-        else leg.release(true);
-      });
-      return;
-    }
-    this.sendLoginReply(parameters, negotiate, undefined);
-  }
-
-  /**
-   * Session pooling: the client's own home-region connection for its whole session, as with one
-   * server. The settings it connected with are replayed there before its first statement.
-   */
-  private async openSessionLeg(): Promise<Leg | PgError> {
-    const home = this.runtime.router.topology.home.id;
-    let lease: Lease;
-    try {
-      lease = await this.runtime.pools.acquire(home, this.user, this.database);
-    } catch (error) {
-      return error instanceof PgError ? error : internalError(error);
-    }
-    const leg = new Leg(
-      home,
-      lease,
-      (from, frame) => this.relay.onFrame(from, frame),
-      (broken, error) => this.onLegBroken(broken, error),
-    );
-    const replayed = this.replaySettings(leg);
-    const failed = replayed === null ? null : await replayed;
-    if (failed !== null) {
-      leg.retire = true;
-      leg.release(true);
-      return failed;
-    }
-    this.sessionMode = true;
-    this.pinnedLeg = leg;
-    leg.connection.markDirty("full");
-    this.activeLeg = leg;
-    return leg;
-  }
-
-  /** Session pooling: the client keeps its connection whatever it does (see `openSessionLeg`). */
-  private sessionMode = false;
-
-  private sendLoginReply(
-    parameters: Map<string, string>,
-    negotiate: Buffer | null,
-    backendPid: number | undefined,
-  ): void {
-    // With a connection of its own the client is told its backend's process id, as
-    // pg_backend_pid() and the server's views report it.
-    this.key = this.runtime.cancels.register(this, backendPid);
-    if (negotiate !== null) this.writer.write(negotiate);
-    this.writer.write(loginReply(parameters, this.key));
-    this.writer.write(Messages.readyForQueryIdle);
-    this.phase = "ready";
-    this.log.info({ user: this.user, database: this.database }, "client logged in");
-    // Messages the client pipelined behind its StartupMessage waited for this.
-    this.kick();
+  startup(message: StartupMessage): void {
+    logIn(this, message);
   }
 
   // ------------------------------------------------------------------------------------------
@@ -469,7 +261,7 @@ export class Session {
         if (primary !== undefined) return this.activate(primary);
         if (this.pinnedLeg !== null) region = this.pinnedLeg.region;
       } else {
-        const held = this.pinnedLeg ?? this.batchLegs.values().next().value;
+        const held = this.pinnedLeg ?? this.batchLegs.values()[0];
         if (held !== undefined) return this.activate(held);
       }
     }
@@ -480,7 +272,7 @@ export class Session {
       if (this.pinnedLeg !== null && this.pinnedLeg.region === region) return this.activate(this.pinnedLeg);
       const batchLeg = this.batchLegs.get(region);
       if (batchLeg !== undefined) return this.activate(batchLeg);
-      const replicaLeg = readsReplica ? this.replicas.batchLegs.get(region) : undefined;
+      const replicaLeg = readsReplica ? this.legs.replicaBatch.get(region) : undefined;
       if (replicaLeg !== undefined) return this.activate(replicaLeg);
     }
     if (this.relay.pending > 0) await this.quiesceActive();
@@ -488,11 +280,13 @@ export class Session {
     if (this.pinnedLeg !== null && this.pinnedLeg.region === region) leg = this.pinnedLeg;
     else {
       let lease: Lease;
+      let replica: string | undefined;
       try {
-        lease = readsReplica
-          ? await acquireRead(this, region)
-          : (this.runtime.pools.tryAcquire(region, this.user, this.database) ??
-            (await this.runtime.pools.acquire(region, this.user, this.database)));
+        if (readsReplica) ({ lease, replica } = await acquireRead(this, region));
+        else
+          lease =
+            this.runtime.pools.tryAcquire(region, this.user, this.database) ??
+            (await this.runtime.pools.acquire(region, this.user, this.database));
       } catch (error) {
         return error instanceof PgError ? error : internalError(error);
       }
@@ -501,30 +295,24 @@ export class Session {
         lease.release();
         return clientGone();
       }
-      leg = new Leg(
-        region,
-        lease,
-        (from, frame) => this.relay.onFrame(from, frame),
-        (broken, error) => this.onLegBroken(broken, error),
-      );
+      leg = this.legs.open(region, lease, replica);
       const replayed = this.replaySettings(leg);
       if (replayed !== null) {
         const failed = await replayed;
         if (failed !== null || leg.broken !== null) {
           // The connection holds part of the settings, or none: closed, never reused.
           leg.retire = true;
-          leg.release(true);
+          this.legs.discard(leg, true);
           return failed ?? leg.broken ?? internalError("the connection broke while settings were replayed");
         }
       }
     }
     if (txn !== null) {
-      txn.legs.set(region, leg);
+      txn.legs.add(leg);
       this.relay.expect({ leg, kind: "query", mode: "quiet", dropReadyForQuery: true });
       leg.write(encodeQuery({ sql: txn.openingSql() }));
-    } else if (mode.extended)
-      (replicaOf(leg) === undefined ? this.batchLegs : this.replicas.batchLegs).set(region, leg);
-    this.activeLeg = leg;
+    } else if (mode.extended) this.holdForBatch(leg);
+    this.legs.active = leg;
     if (mode.extended) this.extended.touch(leg);
     return leg;
   }
@@ -535,7 +323,7 @@ export class Session {
    * server gave: the client's statement must then not run there, since it would run with other
    * settings than the client's (another role, say).
    */
-  private replaySettings(leg: Leg): Promise<PgError | null> | null {
+  replaySettings(leg: Leg): Promise<PgError | null> | null {
     const applied = leg.connection.appliedSettings;
     const replay = this.settings.replayFor(applied);
     if (replay === null) return null;
@@ -572,19 +360,24 @@ export class Session {
 
   /** Makes `leg` the one written to, after the previous one's answers are complete. */
   async activate(leg: Leg): Promise<Leg> {
-    if (this.activeLeg !== leg) await this.quiesceActive();
-    this.activeLeg = leg;
+    if (this.legs.active !== leg) await this.quiesceActive();
+    this.legs.active = leg;
     if (this.extended.inBatch) this.extended.touch(leg);
     return leg;
   }
 
   get currentLeg(): Leg | null {
-    return this.activeLeg;
+    return this.legs.active;
+  }
+
+  /** Keeps `leg` until the extended batch's Sync (a replica's connection in its own role). */
+  holdForBatch(leg: Leg): void {
+    (leg.replica === undefined ? this.legs.batch : this.legs.replicaBatch).add(leg);
   }
 
   /** Before another leg is written to, the answers of the one in use must be complete. */
   async quiesceActive(): Promise<void> {
-    const active = this.activeLeg;
+    const active = this.legs.active;
     if (active !== null && active.outstanding > 0) {
       // The backend holds extended-protocol answers until Sync or Flush.
       if (active.broken === null) active.write(Messages.flush);
@@ -603,39 +396,26 @@ export class Session {
 
   /** Gives a leg back once it is not needed: kept while pinned or in a transaction. */
   releaseLeg(leg: Leg): void {
-    if (leg === this.pinnedLeg || leg.outstanding > 0) return;
-    if (this.txn?.legs.get(leg.region) === leg) return;
-    if (this.batchLegs.get(leg.region) === leg) this.batchLegs.delete(leg.region);
-    this.replicas.forget(leg);
-    if (this.activeLeg === leg) this.activeLeg = null;
-    leg.release(false);
+    this.legs.release(leg);
   }
 
   private onLegBroken(leg: Leg, error: PgError): void {
     this.log.warn({ region: leg.region, err: error.message }, "backend connection lost");
-    const wasPinned = leg === this.pinnedLeg;
-    if (wasPinned && this.sessionMode) {
+    const roles = this.legs.lost(leg);
+    const wasPinned = roles.has("pinned");
+    if (wasPinned && this.ownConnection) {
       // The client's own server session ended: so does the client's, as PostgreSQL ends it.
-      this.pinnedLeg = null;
       leg.release(true);
       this.fatal(pinnedConnectionLost(leg.region));
       return;
     }
     if (wasPinned) {
-      this.pinnedLeg = null;
       this.pins.record({
         sessionEffects: [{ kind: "discard", local: false, value: "all" }],
       } as unknown as Analysis);
     }
-    const txn = this.txn;
-    if (txn?.legs.get(leg.region) === leg) {
-      txn.legs.delete(leg.region);
-      txn.failed = true;
-    }
-    if (this.batchLegs.get(leg.region) === leg) this.batchLegs.delete(leg.region);
-    this.replicas.forget(leg);
-    if (this.activeLeg === leg) this.activeLeg = null;
-    if (this.copyInLeg === leg) this.copyInLeg = null;
+    if (roles.has("block")) this.block.fail();
+    this.client.lost(leg);
     this.relay.failLeg(leg, wasPinned ? pinnedConnectionLost(leg.region) : backendLost(leg.region, error));
     leg.release(true);
   }
@@ -728,7 +508,7 @@ export class Session {
         if (!unit.failed) {
           this.pins.holdUnknown();
           if (this.pinnedLeg === null) {
-            this.pinnedLeg = leg;
+            this.legs.pin(leg);
             leg.connection.markDirty("full");
             this.log.info(
               { region: leg.region },
@@ -770,7 +550,7 @@ export class Session {
         else this.settings.markApplied(leg.connection.appliedSettings);
       }
       if (SessionPins.pins(analysis) && this.pins.pinned && this.pinnedLeg === null) {
-        this.pinnedLeg = leg;
+        this.legs.pin(leg);
         leg.connection.markDirty("full");
         this.log.info({ region: leg.region }, "session pinned to its connection");
       }
@@ -805,9 +585,9 @@ export class Session {
    */
   unpinIfFree(): void {
     const leg = this.pinnedLeg;
-    if (leg === null || this.sessionMode || this.pins.pinned || this.txn !== null || this.extended.inBatch)
+    if (leg === null || this.ownConnection || this.pins.pinned || this.txn !== null || this.extended.inBatch)
       return;
-    this.pinnedLeg = null;
+    this.legs.unpin();
     this.log.info({ region: leg.region }, "session unpinned from its connection");
     this.releaseLeg(leg);
   }
@@ -819,9 +599,7 @@ export class Session {
   afterReady(leg: Leg, status: string | null): void {
     if (this.txn === null) {
       if (status === "T" || status === "E") {
-        const txn = new Transaction("BEGIN", false, this.settings.snapshot());
-        txn.legs.set(leg.region, leg);
-        this.txn = txn;
+        this.block.begin("BEGIN", false, this.settings.snapshot()).legs.add(leg);
         return;
       }
       this.releaseLeg(leg);
@@ -829,14 +607,14 @@ export class Session {
     }
     if (status === "I" && this.txn.legs.size === 1 && this.txn.legs.get(leg.region) === leg) {
       // The transaction ended inside a string sent as one (BEGIN ... COMMIT to one region).
-      this.txn = null;
+      this.block.end();
       this.releaseLeg(leg);
     }
   }
 
   /** Sends a proxy error in its place; inside a transaction block the block fails, as in PostgreSQL. */
   fail(error: PgError, mode: StatementMode): void {
-    if (this.txn !== null) this.txn.failed = true;
+    this.block.fail();
     if (mode.extended) {
       this.extended.abortBatch();
       this.relay.error(error, true);
@@ -906,395 +684,6 @@ export class Session {
     leg.write(encodeQuery({ sql }));
   }
 
-  /** BEGIN, COMMIT, ROLLBACK, SAVEPOINT, RELEASE, ROLLBACK TO, PREPARE TRANSACTION. */
-  async runTransactionControl(analysis: Analysis, mode: StatementMode): Promise<void> {
-    if (mode.extended && this.pipelineTransactionControl(analysis)) return;
-    await this.quiesceActive();
-    await this.relay.idle();
-    const control = analysis.transaction!;
-    const txn = this.txn;
-    const tagOnly = (tag: string, notice?: PgError): void => {
-      if (notice !== undefined) this.relay.local({ bytes: encodeNoticeResponse(notice) });
-      this.relay.local({ bytes: encodeCommandComplete({ tag }) });
-      if (mode.final) this.relay.local({ bytes: () => this.readyForQuery() });
-    };
-    switch (control.action) {
-      case "begin": {
-        if (txn === null) {
-          this.txn = new Transaction(analysis.text, false, this.settings.snapshot());
-          tagOnly("BEGIN");
-        } else if (txn.implicit) {
-          txn.implicit = false;
-          tagOnly("BEGIN");
-        } else {
-          tagOnly(
-            "BEGIN",
-            warning(SqlState.active_sql_transaction, "there is already a transaction in progress"),
-          );
-        }
-        return;
-      }
-      case "commit":
-      case "rollback":
-      case "prepare": {
-        if (txn === null) {
-          const tag =
-            control.action === "commit"
-              ? "COMMIT"
-              : control.action === "rollback"
-                ? "ROLLBACK"
-                : "PREPARE TRANSACTION";
-          if (control.action === "prepare") {
-            this.fail(
-              new PgError({
-                code: SqlState.no_active_sql_transaction,
-                message: "there is no transaction in progress",
-              }),
-              mode,
-            );
-            return;
-          }
-          if (control.chain === true) {
-            // PostgreSQL refuses a chain with no block to chain from (25P01).
-            this.fail(
-              new PgError({
-                code: SqlState.no_active_sql_transaction,
-                message: `${tag} AND CHAIN can only be used in transaction blocks`,
-              }),
-              mode,
-            );
-            return;
-          }
-          tagOnly(tag, warning(SqlState.no_active_sql_transaction, "there is no transaction in progress"));
-          return;
-        }
-        await this.endTransaction(analysis, mode);
-        return;
-      }
-      case "savepoint":
-      case "release":
-      case "rollback-to": {
-        if (txn === null) {
-          // PostgreSQL's own error (25P01) from the home region.
-          await this.forwardToHome(analysis, mode);
-          return;
-        }
-        const name = control.name ?? "";
-        if (control.action === "savepoint") txn.savepoint(name, analysis.text, this.settings.snapshot());
-        else {
-          const before = txn.unwindTo(name, control.action === "rollback-to");
-          if (before !== undefined) this.settings.restore(before);
-        }
-        if (control.action === "rollback-to") txn.failed = false;
-        const legs = [...txn.legs.values()];
-        const primary = txn.primaryLeg();
-        if (primary === undefined) {
-          tagOnly(
-            control.action === "savepoint"
-              ? "SAVEPOINT"
-              : control.action === "release"
-                ? "RELEASE"
-                : "ROLLBACK",
-          );
-          return;
-        }
-        for (const leg of legs)
-          if (leg !== primary) await this.runOnLeg(leg, analysis.text, "silent", mode.extended);
-        await this.runOnLeg(primary, analysis.text, "relay", mode.extended);
-        if (mode.final) this.relay.local({ bytes: () => this.readyForQuery() });
-        await this.settle();
-        return;
-      }
-      case "commit-prepared":
-      case "rollback-prepared":
-        await this.forwardToHome(analysis, mode);
-        return;
-    }
-  }
-
-  /**
-   * BEGIN, and COMMIT or ROLLBACK of a block held on one connection, inside an extended batch:
-   * handled without waiting for the answers before them. After an error a server holds its
-   * answers, and skips every message, until the client's Sync; waiting here would never end
-   * (libpq's pipeline mode sends BEGIN, statements, COMMIT and only then Sync). The server
-   * decides the outcome, as it would alone: a COMMIT it skips leaves the block failed, and a
-   * COMMIT of a failed block answers ROLLBACK. False when the general path must run.
-   */
-  private pipelineTransactionControl(analysis: Analysis): boolean {
-    const action = analysis.transaction!.action;
-    const txn = this.txn;
-    if (action === "begin") {
-      if (txn !== null && !txn.implicit) return false;
-      if (txn === null) this.txn = new Transaction(analysis.text, false, this.settings.snapshot());
-      else txn.implicit = false;
-      this.relay.local({ bytes: encodeCommandComplete({ tag: "BEGIN" }) });
-      return true;
-    }
-    if ((action !== "commit" && action !== "rollback") || txn === null) return false;
-    if (analysis.transaction!.chain === true) return false;
-    if (txn.legs.size !== 1 || txn.writeRegions.size > 1) return false;
-    const leg = txn.legs.values().next().value as Leg;
-    if (leg.broken !== null) return false;
-    const commit = action === "commit" && !txn.failed;
-    let committed = commit;
-    const ended = (): void => {
-      if (this.txn === txn) this.txn = null;
-      this.runtime.observability.blockEnded(action, committed);
-      if (!committed) this.settings.restore(txn.settingsBefore);
-      txn.settleSettings(committed, (applied) => this.settings.markApplied(applied));
-      // Given back at the batch's Sync, once the server has answered it.
-      if (leg !== this.pinnedLeg)
-        (replicaOf(leg) === undefined ? this.batchLegs : this.replicas.batchLegs).set(leg.region, leg);
-    };
-    this.extended.touch(leg);
-    this.relay.expect({ leg, kind: "parse", mode: "quiet" });
-    this.relay.expect({ leg, kind: "bind", mode: "silent" });
-    this.relay.expect({
-      leg,
-      kind: "execute",
-      mode: "relay",
-      inspect: (frame) => {
-        // A failed block answers COMMIT with ROLLBACK.
-        if (
-          frame.code === BackendCode.CommandComplete &&
-          frame.payload.toString("latin1", 0, 8) === "ROLLBACK"
-        )
-          committed = false;
-      },
-      done: (unit) => {
-        if (unit.failed) committed = false;
-        ended();
-      },
-    });
-    leg.write([
-      encodeParse({ name: "", sql: commit ? "COMMIT" : "ROLLBACK", paramTypes: [] }),
-      encodeBind({ portal: "", statement: "", paramFormats: [], params: [], resultFormats: [] }),
-      encodeExecute({ portal: "", maxRows: 0 }),
-    ]);
-    return true;
-  }
-
-  private async forwardToHome(analysis: Analysis, mode: StatementMode): Promise<void> {
-    const home = this.runtime.router.topology.home.id;
-    const route: Route = { kind: "region", region: home, readOnly: true, anywhere: false };
-    const leg = await this.runRouted(analysis, route, mode, (l) => {
-      if (mode.extended) {
-        this.writeOnLeg(l, analysis.text, "relay", true);
-        return;
-      }
-      this.relay.expect({
-        leg: l,
-        kind: "query",
-        mode: "relay",
-        dropReadyForQuery: !mode.final,
-        done: (_unit, status) => this.afterReady(l, status),
-      });
-      l.write(encodeQuery({ sql: analysis.text }));
-    });
-    if (leg !== null) await this.settle();
-  }
-
-  /**
-   * COMMIT or ROLLBACK of a block spread over legs: the read legs end first (silently), the
-   * written leg's answer is the client's. A failed block (or ROLLBACK) rolls every leg back.
-   */
-  private async endTransaction(analysis: Analysis, mode: StatementMode): Promise<void> {
-    const txn = this.txn!;
-    const action = analysis.transaction!.action;
-    const commit = action === "commit" && txn.status !== "E";
-    const chain = analysis.transaction!.chain === true;
-    const legs = [...txn.legs.values()];
-    if (action === "prepare" && txn.writeRegions.size > 1) {
-      this.fail(refuseClientPrepareAcrossRegions([...txn.writeRegions]), mode);
-      return;
-    }
-    if (action === "prepare" && legs.length > 1) {
-      this.fail(refuseSecondWriteRegion(txn.writeRegion ?? legs[0]!.region, legs[1]!.region), mode);
-      return;
-    }
-    if (action === "prepare" && legs.length === 0 && !txn.failed) {
-      // Nothing ran in the block yet: PostgreSQL still prepares it (empty), so a server must.
-      const opened = await this.legFor(
-        this.pinnedLeg?.region ?? this.runtime.router.topology.home.id,
-        false,
-        mode,
-      );
-      if (opened instanceof PgError) {
-        this.fail(opened, mode);
-        return;
-      }
-      legs.push(opened);
-    }
-    const primary = txn.primaryLeg();
-    let committed = commit;
-    const twoPhase = commit && txn.writeRegions.size > 1;
-    if (twoPhase) {
-      const error = await commitAcrossRegions(this, txn);
-      if (error === null) this.relay.local({ bytes: encodeCommandComplete({ tag: "COMMIT" }) });
-      else {
-        committed = false;
-        this.relay.error(error, mode.extended);
-      }
-    } else {
-      for (const leg of legs) {
-        if (leg === primary) continue;
-        await this.runOnLeg(leg, commit ? "COMMIT" : "ROLLBACK", "quiet", mode.extended, (unit) => {
-          if (unit.failed) committed = false;
-        });
-      }
-      if (primary === undefined) {
-        this.relay.local({ bytes: encodeCommandComplete({ tag: commit ? "COMMIT" : "ROLLBACK" }) });
-      } else {
-        // The client's own statement where it applies (COMMIT AND CHAIN, ROLLBACK AND CHAIN,
-        // PREPARE TRANSACTION); a failed block is rolled back, chained as the client asked.
-        const sql =
-          action === "prepare" || action === "rollback" || commit
-            ? analysis.text
-            : chain
-              ? "ROLLBACK AND CHAIN"
-              : "ROLLBACK";
-        await this.runOnLeg(primary, sql, "relay", mode.extended, (unit) => {
-          if (unit.failed) committed = false;
-        });
-      }
-    }
-    await this.settle();
-    this.txn = null;
-    if (chain && action !== "prepare") {
-      // AND CHAIN: a new block with the same characteristics begins at once. The written leg's
-      // server began it already; other regions get the block's BEGIN when they are reached.
-      const next = new Transaction(txn.beginSql, false, this.settings.snapshot());
-      if (!twoPhase && primary !== undefined && primary.broken === null) {
-        next.legs.set(primary.region, primary);
-        legs.splice(legs.indexOf(primary), 1);
-      }
-      this.txn = next;
-    }
-    if (!twoPhase) this.runtime.observability.blockEnded(action, committed);
-    if (!committed) this.settings.restore(txn.settingsBefore);
-    txn.settleSettings(committed, (applied) => this.settings.markApplied(applied));
-    for (const leg of legs) {
-      if (mode.extended && leg.broken === null && leg !== this.pinnedLeg)
-        (replicaOf(leg) === undefined ? this.batchLegs : this.replicas.batchLegs).set(leg.region, leg);
-      else this.releaseLeg(leg);
-    }
-    if (mode.final) this.relay.local({ bytes: () => this.readyForQuery() });
-  }
-
-  /** SET, RESET, DISCARD, LISTEN...: run where the session's state lives, then tracked. */
-  async runSessionStatement(analysis: Analysis, mode: StatementMode, sql: string): Promise<void> {
-    const region =
-      this.txn?.primaryLeg()?.region ?? this.pinnedLeg?.region ?? this.runtime.router.topology.home.id;
-    const prepareRefused = this.refusePrepareElsewhere(analysis, region);
-    if (prepareRefused !== null) {
-      this.fail(prepareRefused, mode);
-      return;
-    }
-    const route: Route = { kind: "region", region, readOnly: true, anywhere: false };
-    // RESET, RESET ALL, DISCARD ALL return to the client's startup values (settings/reset-to-startup.ts).
-    const reset = resetToStartup(this.settings, analysis, this.txn !== null);
-    await this.runRouted(analysis, route, mode, (leg) => {
-      if (reset !== null) {
-        sendResetToStartup(this, leg, analysis, reset, mode);
-        return;
-      }
-      if (mode.extended) {
-        this.writeOnLeg(leg, sql, "relay", true, (unit) => {
-          if (!unit.failed) this.recordEffects(leg, [analysis]);
-        });
-        return;
-      }
-      this.relay.expect({
-        leg,
-        kind: "query",
-        mode: "relay",
-        dropReadyForQuery: !mode.final,
-        done: (unit, status) => {
-          if (!unit.failed) this.recordEffects(leg, [analysis]);
-          this.afterReady(leg, status);
-        },
-      });
-      leg.write(encodeQuery({ sql }));
-    });
-    const before = this.relay.errorsSent;
-    await this.settle();
-    const txn = this.txn;
-    const settingsOnly = analysis.sessionEffects.every(
-      (effect) => effect.kind === "set" || effect.kind === "reset" || effect.kind === "set-config",
-    );
-    if (
-      txn === null ||
-      this.relay.errorsSent > before ||
-      !settingsOnly ||
-      analysis.sessionEffects.length === 0
-    ) {
-      return;
-    }
-    // Inside a block a setting holds in every region the block reaches: the legs already open get
-    // it now, later ones with their BEGIN (SET LOCAL) or with the session's settings (SET).
-    const primary = txn.primaryLeg();
-    for (const leg of [...txn.legs.values()]) {
-      if (leg === primary || leg.broken !== null) continue;
-      await this.runOnLeg(leg, sql, "quiet", mode.extended);
-      if (analysis.sessionEffects.some((effect) => !effect.local)) txn.settingsLegs.add(leg);
-    }
-    if (analysis.sessionEffects.every((effect) => effect.local)) txn.localSettings.push(sql);
-    await this.settle();
-  }
-
-  /**
-   * SQL-level prepared statements live on the connection the PREPARE ran on, and every EXECUTE
-   * runs there: a statement is prepared only when all of it runs in that connection's region
-   * (always, with one region). Null when it may be prepared; otherwise the refusal.
-   */
-  private refusePrepareElsewhere(analysis: Analysis, region: string): PgError | null {
-    const router = this.runtime.router;
-    if (router.topology.regions.length === 1) return null;
-    if (!analysis.sessionEffects.some((effect) => effect.kind === "prepare")) return null;
-    const text = preparedStatementText(analysis.text);
-    if (text === undefined) return null;
-    const inner = router.analyze(text);
-    // A statement the proxy cannot read is the server's to refuse at PREPARE.
-    if (inner instanceof PgError) return null;
-    const decided = router.plan(inner);
-    if (decided.kind === "local" || (decided.kind === "single" && decided.region === region)) return null;
-    const where =
-      decided.kind === "single"
-        ? `region ${decided.region}`
-        : decided.kind === "scatter" || decided.kind === "distributed-write"
-          ? `regions ${decided.regions.join(", ")}`
-          : decided.kind === "deferred"
-            ? "the region its arguments choose"
-            : "no single region";
-    return refuseSqlPrepareAcrossRegions(region, where);
-  }
-
-  /** Console commands answered from the proxy's own state, as an ordinary result set. */
-  runConsole(analysis: Analysis, mode: StatementMode, describe: boolean): void {
-    const result = runConsoleCommand(
-      analysis.text,
-      this.runtime.consoleContext(this.user, this.socket.remoteAddress),
-    );
-    if (result instanceof PgError) {
-      this.fail(result, mode);
-      return;
-    }
-    const parts: Buffer[] = [];
-    if (describe) parts.push(textRowDescription(result.columns));
-    for (const row of result.rows) {
-      parts.push(encodeDataRow({ values: row.map((value) => (value === null ? null : Buffer.from(value))) }));
-    }
-    parts.push(encodeCommandComplete({ tag: result.tag }));
-    this.relay.local({ bytes: Buffer.concat(parts) });
-    if (mode.final) this.relay.local({ bytes: () => this.readyForQuery() });
-  }
-
-  /** The RowDescription a console command answers with (Describe before Execute). */
-  consoleDescription(analysis: Analysis): Buffer | null {
-    const result = runConsoleCommand(analysis.text, this.runtime.consoleContext(this.user));
-    return result instanceof PgError ? null : textRowDescription(result.columns);
-  }
-
   // ------------------------------------------------------------------------------------------
   // Cancel and close
   // ------------------------------------------------------------------------------------------
@@ -1316,10 +705,7 @@ export class Session {
       return;
     }
     for (const hook of this.cancelHooks) hook();
-    const legs = new Set<Leg>([...(this.txn?.legs.values() ?? []), ...this.batchLegs.values()]);
-    if (this.activeLeg !== null) legs.add(this.activeLeg);
-    if (this.pinnedLeg !== null) legs.add(this.pinnedLeg);
-    for (const leg of legs) {
+    for (const leg of this.legs.all()) {
       if (!leg.busy) continue;
       leg.retire = true;
       this.log.info({ region: leg.region }, "cancelling the backend statement");
@@ -1338,7 +724,7 @@ export class Session {
 
   close(): void {
     if (this.phase === "closed") return;
-    this.phase = "closed";
+    this.client.phase = "closed";
     this.relay.flush();
     this.writer.uncork();
     this.socket.end();
@@ -1347,7 +733,7 @@ export class Session {
   }
 
   private onClose(): void {
-    this.phase = "closed";
+    this.client.phase = "closed";
     this.cleanup();
     this.log.info("client disconnected");
     this.resolveClosed();
@@ -1358,18 +744,9 @@ export class Session {
   private cleanup(): void {
     if (this.cleaned) return;
     this.cleaned = true;
-    if (this.key !== null) this.runtime.cancels.unregister(this.key.processId);
-    const legs = new Set<Leg>([
-      ...(this.txn?.legs.values() ?? []),
-      ...this.batchLegs.values(),
-      ...this.replicas.heldLegs(),
-    ]);
-    if (this.pinnedLeg !== null) legs.add(this.pinnedLeg);
-    if (this.activeLeg !== null) legs.add(this.activeLeg);
-    this.txn = null;
-    this.batchLegs.clear();
-    this.replicas.batchLegs.clear();
-    for (const leg of legs) {
+    if (this.cancelKey !== null) this.runtime.cancels.unregister(this.cancelKey.processId);
+    this.block.end();
+    for (const leg of this.legs.drain()) {
       if (leg.broken === null && !leg.connection.isQuiescent) {
         // The client left mid-statement: stop the statement on the server (it would hold its
         // locks until it ends), and close the connection rather than reuse it.
@@ -1379,30 +756,5 @@ export class Session {
       // An open transaction or pinned objects need a full reset.
       leg.release(true);
     }
-    this.pinnedLeg = null;
-    this.activeLeg = null;
   }
-}
-
-function isCopyFromClient(code: number): boolean {
-  return code === FrontendCode.CopyData || code === FrontendCode.CopyDone || code === FrontendCode.CopyFail;
-}
-
-/** Console answers are text columns, as PostgreSQL describes `text`. */
-function textRowDescription(columns: readonly string[]): Buffer {
-  return encodeRowDescription({
-    fields: columns.map((name) => ({
-      name,
-      tableOid: 0,
-      columnAttr: 0,
-      typeOid: 25,
-      typeSize: -1,
-      typeModifier: -1,
-      format: 0,
-    })),
-  });
-}
-
-function warning(code: PgError["code"], message: string): PgError {
-  return new PgError({ code, message, severity: "WARNING" });
 }

@@ -10,10 +10,14 @@ import {
 import type { Analysis } from "@geo/sql";
 import { commitAcrossRegions } from "../distributed/commit-across-regions.js";
 import { readYourWrites } from "../distributed/read-your-writes.js";
+import type { SessionPort } from "../engine/session-port.js";
+import type { StatementMode } from "../engine/statement-mode.js";
+import { runTransactionControl } from "../engine/transaction-control.js";
 import type { Admission } from "../moves/moves.js";
 import type { Route } from "../routing/router.js";
-import type { Session, StatementMode } from "./session.js";
-import { Transaction } from "./transaction.js";
+import { runConsole } from "./console-statement.js";
+import { runSessionStatement } from "./session-statement.js";
+import type { Transaction } from "./transaction.js";
 
 const FINAL: StatementMode = { extended: false, final: true };
 const IN_BATCH: StatementMode = { extended: false, final: false };
@@ -24,7 +28,7 @@ const IN_BATCH: StatementMode = { extended: false, final: false };
  * that span regions run one at a time, inside one implicit block the proxy opens in each region
  * touched and commits at the end (or rolls back at the first error), as PostgreSQL would.
  */
-export async function runSimpleQuery(session: Session, frame: Frame): Promise<void> {
+export async function runSimpleQuery(session: SessionPort, frame: Frame): Promise<void> {
   // Usually nothing is in flight: waiting on an already settled promise still costs a turn.
   if (session.relay.pending > 0) await session.settle();
   const query = decodeQuery(frame.payload);
@@ -61,7 +65,7 @@ export async function runSimpleQuery(session: Session, frame: Frame): Promise<vo
  * store it is first admitted (it waits while a move holds its key) and RELOCATE/REBALANCE run.
  */
 export async function runStatement(
-  session: Session,
+  session: SessionPort,
   analysis: Analysis,
   mode: StatementMode,
   queryBytes: Buffer | null,
@@ -83,7 +87,7 @@ export async function runStatement(
 }
 
 async function runAdmitted(
-  session: Session,
+  session: SessionPort,
   analysis: Analysis,
   mode: StatementMode,
   queryBytes: Buffer | null,
@@ -94,13 +98,13 @@ async function runAdmitted(
   if (route.kind === "local") {
     switch (route.what) {
       case "transaction":
-        await session.runTransactionControl(analysis, mode);
+        await runTransactionControl(session, analysis, mode);
         return;
       case "session":
-        await session.runSessionStatement(analysis, mode, analysis.text);
+        await runSessionStatement(session, analysis, mode, analysis.text);
         return;
       case "console":
-        session.runConsole(analysis, mode, true);
+        runConsole(session, analysis, mode, true);
         return;
       case "empty":
         session.relay.local({ bytes: Messages.emptyQueryResponse });
@@ -112,7 +116,7 @@ async function runAdmitted(
 }
 
 async function forward(
-  session: Session,
+  session: SessionPort,
   analyses: readonly Analysis[],
   route: Route,
   mode: StatementMode,
@@ -134,7 +138,7 @@ async function forward(
   if (leg !== null) await session.relay.idle();
 }
 
-async function runBatch(session: Session, analyses: readonly Analysis[], bytes: Buffer): Promise<void> {
+async function runBatch(session: SessionPort, analyses: readonly Analysis[], bytes: Buffer): Promise<void> {
   const admission = await session.runtime.moves?.admit(session, analyses);
   if (admission instanceof PgError) {
     session.fail(admission, FINAL);
@@ -148,7 +152,7 @@ async function runBatch(session: Session, analyses: readonly Analysis[], bytes: 
 }
 
 async function runBatchAdmitted(
-  session: Session,
+  session: SessionPort,
   analyses: readonly Analysis[],
   bytes: Buffer,
   admission: Admission | undefined,
@@ -168,7 +172,7 @@ async function runBatchAdmitted(
   // One statement at a time from here: each is admitted on its own.
   admission?.release();
   const relay = session.relay;
-  if (session.txn === null) session.txn = new Transaction("BEGIN", true, session.settings.snapshot());
+  if (session.txn === null) session.block.begin("BEGIN", true, session.settings.snapshot());
   let failed = false;
   for (let i = 0; i < analyses.length; i++) {
     const before = relay.errorsSent;
@@ -179,7 +183,7 @@ async function runBatchAdmitted(
       break;
     }
     if (session.txn === null && i < analyses.length - 1) {
-      session.txn = new Transaction("BEGIN", true, session.settings.snapshot());
+      session.block.begin("BEGIN", true, session.settings.snapshot());
     }
   }
   const txn = session.txn;
@@ -189,7 +193,7 @@ async function runBatchAdmitted(
 
 /** The region every statement of the string goes to, or null when they span regions. */
 function singleRegion(
-  session: Session,
+  session: SessionPort,
   analyses: readonly Analysis[],
   routes: readonly Route[],
 ): string | null {
@@ -213,12 +217,12 @@ function singleRegion(
     session.pinnedLeg?.region ??
     session.runtime.router.topology.home.id;
   const txn = session.txn;
-  if (txn !== null) for (const held of txn.legs.keys()) if (held !== chosen) return null;
+  if (txn !== null) for (const held of txn.legs.regions()) if (held !== chosen) return null;
   return chosen;
 }
 
 /** Ends the implicit block of a string that spanned regions: commit, or roll back after an error. */
-async function finishImplicit(session: Session, txn: Transaction, commit: boolean): Promise<void> {
+async function finishImplicit(session: SessionPort, txn: Transaction, commit: boolean): Promise<void> {
   const legs = [...txn.legs.values()];
   const primary = txn.primaryLeg();
   let committed = commit;
@@ -243,7 +247,7 @@ async function finishImplicit(session: Session, txn: Transaction, commit: boolea
     }
   }
   await session.relay.idle();
-  session.txn = null;
+  session.block.end();
   if (!twoPhase) session.runtime.observability.blockEnded(commit ? "commit" : "rollback", committed);
   if (!committed) session.settings.restore(txn.settingsBefore);
   txn.settleSettings(committed, (applied) => session.settings.markApplied(applied));

@@ -1,4 +1,5 @@
 import type { TransactionStatus } from "@geo/proto";
+import type { RegionRole } from "../engine/leg-set.js";
 import type { Leg } from "../executor/leg.js";
 import type { SessionSettings } from "./session-settings.js";
 
@@ -9,7 +10,6 @@ import type { SessionSettings } from "./session-settings.js";
  * the block commits in two phases (src/distributed); regions only read end with a plain COMMIT.
  */
 export class Transaction {
-  readonly legs = new Map<string, Leg>();
   /** The first region written: its answer to COMMIT is the client's when only it was written. */
   writeRegion: string | null = null;
   /** Every region written: more than one commits in two phases. */
@@ -35,6 +35,8 @@ export class Transaction {
     public implicit: boolean,
     /** The session's settings at BEGIN, restored on rollback. */
     readonly settingsBefore: SessionSettings,
+    /** Its connections, one per region reached: the session's connections marked for the block. */
+    readonly legs: RegionRole,
   ) {}
 
   get status(): TransactionStatus {
@@ -46,7 +48,7 @@ export class Transaction {
   /** The leg whose answer the client sees for statements run on every leg (COMMIT, SAVEPOINT). */
   primaryLeg(): Leg | undefined {
     if (this.writeRegion !== null) return this.legs.get(this.writeRegion);
-    return this.legs.values().next().value;
+    return this.legs.values()[0];
   }
 
   /** The statements that open this block on a new connection. */

@@ -1,0 +1,158 @@
+import type { Lease } from "@geo/pool";
+import { describe, expect, it } from "vitest";
+import { SessionSettings } from "../session/session-settings.js";
+import { LegSet } from "./leg-set.js";
+import { TransactionBlock } from "./transaction-block.js";
+
+/** A lease that records how it went back; its connection reports the transaction status given. */
+function fakeLease(txStatus: "I" | "T" | "E" = "I") {
+  const returned: string[] = [];
+  const lease = {
+    connection: { setReceiver() {}, onBroken: () => () => {}, txStatus },
+    release: (options?: { reset?: boolean }) => returned.push(options?.reset === true ? "reset" : "release"),
+    discard: (reason: string) => returned.push(`discard:${reason}`),
+  };
+  return { lease: lease as unknown as Lease, returned };
+}
+
+function legSet(): LegSet {
+  return new LegSet(
+    () => {},
+    () => {},
+  );
+}
+
+describe("LegSet", () => {
+  it("gives a connection with no role back at once", () => {
+    const legs = legSet();
+    const { lease, returned } = fakeLease();
+    const leg = legs.open("eu", lease);
+    legs.release(leg);
+    expect(returned).toEqual(["release"]);
+    expect(legs.all()).toEqual([]);
+  });
+
+  it.each([
+    ["pinned", (legs: LegSet, leg: ReturnType<LegSet["open"]>) => legs.pin(leg)],
+    ["block", (legs: LegSet, leg: ReturnType<LegSet["open"]>) => legs.block.add(leg)],
+  ] as const)("keeps a connection marked %s until the mark goes", (_role, mark) => {
+    const legs = legSet();
+    const { lease, returned } = fakeLease();
+    const leg = legs.open("eu", lease);
+    mark(legs, leg);
+    legs.release(leg);
+    expect(returned).toEqual([]);
+    legs.unpin();
+    legs.block.clear();
+    legs.release(leg);
+    expect(returned).toEqual(["release"]);
+  });
+
+  it("does not keep a connection for a batch's mark alone: the batch ended", () => {
+    const legs = legSet();
+    const { lease, returned } = fakeLease();
+    const leg = legs.open("eu", lease);
+    legs.batch.add(leg);
+    legs.release(leg);
+    expect(returned).toEqual(["release"]);
+    expect(legs.batch.size).toBe(0);
+  });
+
+  it("waits for the answers owed on a connection before giving it back", async () => {
+    const legs = legSet();
+    const { lease, returned } = fakeLease();
+    const leg = legs.open("eu", lease);
+    leg.outstanding = 2;
+    legs.release(leg);
+    leg.answered();
+    await Promise.resolve();
+    expect(returned).toEqual([]);
+    leg.answered();
+    await Promise.resolve();
+    expect(returned).toEqual(["release"]);
+  });
+
+  it("keeps a connection that gained a role while its last answer came in", async () => {
+    const legs = legSet();
+    const { lease, returned } = fakeLease();
+    const leg = legs.open("eu", lease);
+    leg.outstanding = 1;
+    legs.release(leg);
+    leg.answered();
+    // The answer's own effect (a statement that opened a block) runs before the deferred release.
+    legs.block.add(leg);
+    await Promise.resolve();
+    expect(returned).toEqual([]);
+  });
+
+  it("never gives one connection back twice", () => {
+    const legs = legSet();
+    const { lease, returned } = fakeLease();
+    const leg = legs.open("eu", lease);
+    legs.release(leg);
+    legs.release(leg);
+    expect(returned).toEqual(["release"]);
+  });
+
+  it("keeps one connection per region and role, and forgets every role of a lost one", () => {
+    const legs = legSet();
+    const first = legs.open("eu", fakeLease().lease);
+    const second = legs.open("eu", fakeLease().lease);
+    legs.batch.add(first);
+    legs.batch.add(second);
+    expect(legs.batch.values()).toEqual([second]);
+    legs.pin(second);
+    legs.block.add(second);
+    expect([...legs.lost(second)].sort()).toEqual(["batch", "block", "pinned"]);
+    expect(legs.pinned).toBeNull();
+    expect(legs.block.size).toBe(0);
+  });
+});
+
+describe("TransactionBlock", () => {
+  const settings = new SessionSettings();
+
+  it("goes idle -> open -> failed -> idle, and tells ReadyForQuery I, T, E, I", () => {
+    const block = new TransactionBlock(legSet());
+    expect([block.state, block.status]).toEqual(["idle", "I"]);
+    block.begin("BEGIN", false, settings);
+    expect([block.state, block.status]).toEqual(["open", "T"]);
+    block.fail();
+    expect([block.state, block.status]).toEqual(["failed", "E"]);
+    block.recover();
+    expect(block.state).toBe("open");
+    block.end();
+    expect([block.state, block.status]).toEqual(["idle", "I"]);
+  });
+
+  it("is failed when a region's server failed the block, whatever the proxy saw", () => {
+    const legs = legSet();
+    const block = new TransactionBlock(legs);
+    block.begin("BEGIN", false, settings).legs.add(legs.open("eu", fakeLease("E").lease));
+    expect(block.state).toBe("failed");
+  });
+
+  it("is committing while its two-phase commit runs", () => {
+    const block = new TransactionBlock(legSet());
+    block.begin("BEGIN", false, settings);
+    block.committing("gid-1");
+    expect([block.state, block.committingGid]).toEqual(["committing", "gid-1"]);
+    block.end();
+    expect([block.state, block.committingGid]).toEqual(["idle", null]);
+  });
+
+  it("refuses a second block while one is open", () => {
+    const block = new TransactionBlock(legSet());
+    block.begin("BEGIN", false, settings);
+    expect(() => block.begin("BEGIN", false, settings)).toThrow(/already open/);
+  });
+
+  it("unmarks its connections at the end and returns them for the caller to give back", () => {
+    const legs = legSet();
+    const block = new TransactionBlock(legs);
+    const leg = legs.open("eu", fakeLease().lease);
+    block.begin("BEGIN", false, settings).legs.add(leg);
+    expect(block.end()).toEqual([leg]);
+    expect(legs.has(leg, "block")).toBe(false);
+  });
+});

@@ -1,0 +1,100 @@
+import { encodeQuery, PgError } from "@geo/proto";
+import { type Analysis, preparedStatementText } from "@geo/sql";
+import type { SessionPort } from "../engine/session-port.js";
+import type { StatementMode } from "../engine/statement-mode.js";
+import { refuseSqlPrepareAcrossRegions } from "../errors/catalog.js";
+import type { Route } from "../routing/router.js";
+import { resetToStartup, sendResetToStartup } from "./settings/reset-to-startup.js";
+
+/** SET, RESET, DISCARD, LISTEN...: run where the session's state lives, then tracked. */
+export async function runSessionStatement(
+  session: SessionPort,
+  analysis: Analysis,
+  mode: StatementMode,
+  sql: string,
+): Promise<void> {
+  const region =
+    session.txn?.primaryLeg()?.region ?? session.pinnedLeg?.region ?? session.runtime.router.topology.home.id;
+  const prepareRefused = refusePrepareElsewhere(session, analysis, region);
+  if (prepareRefused !== null) {
+    session.fail(prepareRefused, mode);
+    return;
+  }
+  const route: Route = { kind: "region", region, readOnly: true, anywhere: false };
+  // RESET, RESET ALL, DISCARD ALL return to the client's startup values (settings/reset-to-startup.ts).
+  const reset = resetToStartup(session.settings, analysis, session.txn !== null);
+  await session.runRouted(analysis, route, mode, (leg) => {
+    if (reset !== null) {
+      sendResetToStartup(session, leg, analysis, reset, mode);
+      return;
+    }
+    if (mode.extended) {
+      session.writeOnLeg(leg, sql, "relay", true, (unit) => {
+        if (!unit.failed) session.recordEffects(leg, [analysis]);
+      });
+      return;
+    }
+    session.relay.expect({
+      leg,
+      kind: "query",
+      mode: "relay",
+      dropReadyForQuery: !mode.final,
+      done: (unit, status) => {
+        if (!unit.failed) session.recordEffects(leg, [analysis]);
+        session.afterReady(leg, status);
+      },
+    });
+    leg.write(encodeQuery({ sql }));
+  });
+  const before = session.relay.errorsSent;
+  await session.settle();
+  const txn = session.txn;
+  const settingsOnly = analysis.sessionEffects.every(
+    (effect) => effect.kind === "set" || effect.kind === "reset" || effect.kind === "set-config",
+  );
+  if (
+    txn === null ||
+    session.relay.errorsSent > before ||
+    !settingsOnly ||
+    analysis.sessionEffects.length === 0
+  ) {
+    return;
+  }
+  // Inside a block a setting holds in every region the block reaches: the legs already open get
+  // it now, later ones with their BEGIN (SET LOCAL) or with the session's settings (SET).
+  const primary = txn.primaryLeg();
+  for (const leg of [...txn.legs.values()]) {
+    if (leg === primary || leg.broken !== null) continue;
+    await session.runOnLeg(leg, sql, "quiet", mode.extended);
+    if (analysis.sessionEffects.some((effect) => !effect.local)) txn.settingsLegs.add(leg);
+  }
+  if (analysis.sessionEffects.every((effect) => effect.local)) txn.localSettings.push(sql);
+  await session.settle();
+}
+
+/**
+ * SQL-level prepared statements live on the connection the PREPARE ran on, and every EXECUTE
+ * runs there: a statement is prepared only when all of it runs in that connection's region
+ * (always, with one region). Null when it may be prepared; otherwise the refusal.
+ */
+function refusePrepareElsewhere(session: SessionPort, analysis: Analysis, region: string): PgError | null {
+  const router = session.runtime.router;
+  if (router.topology.regions.length === 1) return null;
+  if (!analysis.sessionEffects.some((effect) => effect.kind === "prepare")) return null;
+  const text = preparedStatementText(analysis.text);
+  if (text === undefined) return null;
+  const inner = router.analyze(text);
+  // A statement the proxy cannot read is the server's to refuse at PREPARE.
+  if (inner instanceof PgError) return null;
+  const decided = router.plan(inner);
+  if (decided.kind === "local" || (decided.kind === "single" && decided.region === region)) return null;
+  const where =
+    decided.kind === "single"
+      ? `region ${decided.region}`
+      : decided.kind === "scatter" || decided.kind === "distributed-write"
+        ? `regions ${decided.regions.join(", ")}`
+        : decided.kind === "deferred"
+          ? "the region its arguments choose"
+          : "no single region";
+  return refuseSqlPrepareAcrossRegions(region, where);
+}

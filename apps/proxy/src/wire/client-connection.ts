@@ -1,0 +1,198 @@
+import type { Socket } from "node:net";
+import {
+  type CancelRequest,
+  copyFrame,
+  decodeStartupPacket,
+  type Frame,
+  FrontendCode,
+  FrontendFramer,
+  isProtocolFault,
+  Messages,
+  type PgError,
+  protocolViolation,
+  STARTUP_FRAME_CODE,
+  type StartupMessage,
+} from "@geo/proto";
+import { internalError, unexpectedMessage } from "../errors/catalog.js";
+import { ClientWriter } from "../executor/client-writer.js";
+import type { Leg } from "../executor/leg.js";
+import type { Logger } from "../log.js";
+
+export const SESSION_PHASES = ["startup", "login", "ready", "closed"] as const;
+export type SessionPhase = (typeof SESSION_PHASES)[number];
+
+/** What the session does with what the client sends. */
+export interface ClientHandler {
+  /** A StartupMessage: the login begins (messages behind it wait until `ready`). */
+  startup(message: StartupMessage): void;
+  /** A CancelRequest on a connection of its own. */
+  cancelRequest(request: CancelRequest): void;
+  /** One message after login, in order: the next waits until this one's promise settles. */
+  handle(frame: Frame): Promise<void>;
+  /** The message was handled (for the session's counters). */
+  handled(code: number): void;
+  /** Ends the client's connection with a FATAL error. */
+  fatal(error: PgError): void;
+}
+
+/** Past this many waiting messages the socket stops being read; below the low mark it resumes. */
+const INBOX_HIGH = 256;
+const INBOX_LOW = 32;
+
+/**
+ * One client socket: the framer, the one startup parse, the inbox of messages waiting their turn,
+ * the writer, the phase, and the COPY data that goes straight to a backend. Messages are handed
+ * to the session one at a time, in order; bad bytes end this client only.
+ */
+export class ClientConnection {
+  phase: SessionPhase = "startup";
+  readonly writer: ClientWriter;
+  /** The connection a COPY FROM STDIN of the client's is writing to, until CopyDone or CopyFail. */
+  private copyIn: Leg | null = null;
+  private readonly framer = new FrontendFramer();
+  private readonly inbox: Frame[] = [];
+  private processing = false;
+
+  constructor(
+    readonly socket: Socket,
+    private readonly handler: ClientHandler,
+    private readonly log: Logger,
+  ) {
+    this.writer = new ClientWriter(socket);
+    socket.setNoDelay(true);
+    socket.on("data", (chunk: Buffer) => this.onData(chunk));
+  }
+
+  /** True while a message is being handled or waits to be. */
+  get busy(): boolean {
+    return this.processing || this.inbox.length > 0;
+  }
+
+  /** The login succeeded: larger messages are allowed from now on. */
+  authenticated(): void {
+    this.framer.markAuthenticated();
+  }
+
+  /** The login was answered: messages pipelined behind the StartupMessage are handled now. */
+  ready(): void {
+    this.phase = "ready";
+    this.kick();
+  }
+
+  /** The backend asked for the client's COPY data: what the client already sent goes first. */
+  copyInto(leg: Leg): void {
+    this.copyIn = leg;
+    while (this.copyIn !== null && this.inbox.length > 0 && isCopyFromClient(this.inbox[0]!.code)) {
+      this.copyToBackend(this.inbox.shift()!);
+    }
+  }
+
+  /** COPY data queued behind other messages reaches here in order: to its backend, or dropped as PostgreSQL drops it. */
+  copyQueued(frame: Frame): void {
+    if (this.copyIn !== null) this.copyToBackend(frame);
+  }
+
+  /** A backend connection was lost: COPY data meant for it is dropped from now on. */
+  lost(leg: Leg): void {
+    if (this.copyIn === leg) this.copyIn = null;
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.phase === "closed") return;
+    this.framer.push(chunk);
+    for (let frame = this.framer.next(); frame !== null; frame = this.framer.next()) {
+      if (isProtocolFault(frame)) {
+        this.log.info({ reason: frame.message }, "client sent malformed bytes");
+        this.handler.fatal(protocolViolation(frame));
+        return;
+      }
+      // COPY data goes straight to the backend while the statement waiting for it runs.
+      if (this.copyIn !== null && isCopyFromClient(frame.code) && this.inbox.length === 0) {
+        this.copyToBackend(frame);
+        continue;
+      }
+      if (frame.code === STARTUP_FRAME_CODE) {
+        this.onStartupFrame(frame);
+        if ((this.phase as SessionPhase) === "closed") return;
+        continue;
+      }
+      if (this.phase === "startup") {
+        this.handler.fatal(unexpectedMessage(`message '${String.fromCharCode(frame.code)}' during startup`));
+        return;
+      }
+      this.inbox.push(copyFrame(frame));
+    }
+    if (this.inbox.length > INBOX_HIGH) this.socket.pause();
+    this.kick();
+  }
+
+  private onStartupFrame(frame: Frame): void {
+    if (this.phase !== "startup") {
+      this.handler.fatal(unexpectedMessage("startup packet after the StartupMessage"));
+      return;
+    }
+    const packet = decodeStartupPacket(frame.payload);
+    if (isProtocolFault(packet)) {
+      this.handler.fatal(protocolViolation(packet));
+      return;
+    }
+    switch (packet.type) {
+      case "SSLRequest":
+      case "GSSENCRequest":
+        // No encryption offered to clients here: 'N', and the client continues in clear (or gives up).
+        this.writer.write(Messages.sslRefused);
+        return;
+      case "CancelRequest":
+        // PostgreSQL answers a CancelRequest with nothing and closes.
+        this.phase = "closed";
+        this.handler.cancelRequest(packet);
+        this.socket.end();
+        return;
+      case "StartupMessage":
+        this.phase = "login";
+        this.handler.startup(packet);
+        return;
+    }
+  }
+
+  private copyToBackend(frame: Frame): void {
+    const leg = this.copyIn!;
+    if (frame.code !== FrontendCode.CopyData) this.copyIn = null;
+    if (leg.broken !== null) return;
+    // Copied: the framer reuses its buffer, and the socket keeps what it was given until sent.
+    if (!leg.write(Buffer.from(frame.bytes)) && !this.socket.isPaused()) {
+      // The backend reads slower than the client sends: stop reading the client meanwhile.
+      this.socket.pause();
+      void leg.connection.drained().then(() => {
+        if (this.inbox.length < INBOX_HIGH) this.socket.resume();
+      });
+    }
+  }
+
+  private kick(): void {
+    if (this.processing || this.inbox.length === 0 || this.phase !== "ready") return;
+    this.processing = true;
+    this.process()
+      .catch((error: unknown) => {
+        this.log.error({ err: error }, "session failed");
+        this.handler.fatal(internalError(error));
+      })
+      .finally(() => {
+        this.processing = false;
+        if (this.phase === "ready") this.kick();
+      });
+  }
+
+  private async process(): Promise<void> {
+    while (this.inbox.length > 0 && this.phase === "ready") {
+      const frame = this.inbox.shift()!;
+      if (this.inbox.length < INBOX_LOW && this.socket.isPaused()) this.socket.resume();
+      await this.handler.handle(frame);
+      this.handler.handled(frame.code);
+    }
+  }
+}
+
+function isCopyFromClient(code: number): boolean {
+  return code === FrontendCode.CopyData || code === FrontendCode.CopyDone || code === FrontendCode.CopyFail;
+}
