@@ -369,6 +369,37 @@ describe("errors and transactions", () => {
     }
   });
 
+  it("stops every region of a scatter whose client vanished, and another client gets its own answer", async () => {
+    const client = await RawClient.connect({
+      host: "127.0.0.1",
+      port: regions.proxy.port,
+      user: "postgres",
+      database: "shop",
+    });
+    const marker = "SELECT count(*) FROM measures WHERE pg_sleep(0.5) IS NOT NULL";
+    void client.query(marker).catch(() => undefined);
+    const running = async (): Promise<number> => {
+      let total = 0;
+      for (const direct of Object.values(regions.direct)) {
+        const found = await direct.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%pg_sleep(0.5)%' AND state = 'active' AND pid <> pg_backend_pid()",
+        );
+        total += found.rows[0].n as number;
+      }
+      return total;
+    };
+    for (let i = 0; i < 100 && (await running()) < 3; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await running()).toBe(3);
+    // The client leaves while its statement runs (Terminate queued behind it, then the socket closes).
+    await client.close();
+    const started = Date.now();
+    while ((await running()) > 0 && Date.now() - started < 5_000) await new Promise((r) => setTimeout(r, 50));
+    // Without the cancel every region would run on for about a minute (120 rows x 0.5 s / 3 regions).
+    expect(await running()).toBe(0);
+    const after = await proxy.query("SELECT count(*) FROM measures");
+    expect(after.rows).toEqual([{ count: "120" }]);
+  });
+
   it("fails with an error naming the region when a region is down, never a partial answer", async () => {
     await regions.cluster.stopServer(2);
     try {

@@ -745,6 +745,9 @@ export class Session implements ClientHandler, SessionPort {
     if (this.cleaned) return;
     this.cleaned = true;
     if (this.cancelKey !== null) this.runtime.cancels.unregister(this.cancelKey.processId);
+    // A read across regions still running has nobody to answer: its regions' statements stop
+    // now (their connections are cancelled, so never pooled again) instead of running to the end.
+    for (const hook of this.cancelHooks) hook();
     this.block.end();
     for (const leg of this.legs.drain()) {
       if (leg.broken === null && !leg.connection.isQuiescent) {
