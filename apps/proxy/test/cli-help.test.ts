@@ -159,9 +159,11 @@ describe("the geoproxy bin at the checkout root", () => {
     expect(join(root, "apps", "proxy", own.bin.geoproxy!)).toBe(bin);
   });
 
-  // pnpm links it at install time; a node_modules installed before the link existed lacks it.
+  // pnpm links it at install time: a node_modules installed before the link existed lacks it,
+  // and `pnpm install` at the root fixes that.
   const linked = join(root, "node_modules", ".bin", "geoproxy");
-  it.skipIf(!existsSync(linked))("is what pnpm exec geoproxy runs from the root", async () => {
+  it("is what pnpm exec geoproxy runs from the root", async () => {
+    expect(existsSync(linked), `${linked} is missing: run pnpm install at the root`).toBe(true);
     const child = spawn(linked, ["--help"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     child.stdout.on("data", (data: Buffer) => {
