@@ -216,10 +216,29 @@ describe("RESET inside a longer query string", () => {
     ]);
   });
 
-  // Known gap: a string sent whole to one region (simple-query.ts) runs its RESET as written, so
-  // inside that string the value is the pooled connection's reset value (application_name
-  // "geoproxy", backend-pool-set.ts), which the backend reports, instead of the startup value.
-  it.fails("answers and reports as PostgreSQL inside the string", async () => {
+  // A string sent whole to one region would run its RESET as written, giving the pooled
+  // connection's reset value (application_name "geoproxy", backend-pool-set.ts) instead of the
+  // startup value: such a string runs statement by statement (simple-query.ts).
+  it("answers as PostgreSQL inside the string, and leaves the client told the same values", async () => {
+    const told = (log: unknown[]) => {
+      // The values the client holds after each exchange: the login's, then each change applied.
+      const values = new Map<string, string>();
+      return log.map((entry) => {
+        const [what, second, third] = entry as [string, unknown, [string, string][] | undefined];
+        for (const [name, value] of (what === "login" ? second : third) as [string, string][])
+          values.set(name, value);
+        return [what, what === "login" ? null : second, Object.fromEntries(values)];
+      });
+    };
+    const direct = await script("direct", statements, { client });
+    const proxied = await script("proxy", statements, { client });
+    expect(told(proxied)).toEqual(told(direct));
+  });
+
+  // Known gap: run statement by statement, the string reports application_name twice ('x', then
+  // 'startup-app') where PostgreSQL reports nothing (its value at the end of the string is the one
+  // the client already had). Drivers keep the last value, so they end up holding the same one.
+  it.fails("reports ParameterStatus exactly as PostgreSQL inside the string", async () => {
     await expectSame(statements, { client });
   });
 });

@@ -17,6 +17,7 @@ import type { Admission } from "../moves/moves.js";
 import type { Route } from "../routing/router.js";
 import { runConsole } from "./console-statement.js";
 import { runSessionStatement } from "./session-statement.js";
+import { resetToStartup } from "./settings/reset-to-startup.js";
 import type { Transaction } from "./transaction.js";
 
 const FINAL: StatementMode = { extended: false, final: true };
@@ -198,6 +199,10 @@ function singleRegion(
   routes: readonly Route[],
 ): string | null {
   if (session.status() === "E") return null;
+  // A RESET of a setting the client connected with means "back to the startup value", which the
+  // server, whose reset values are the pooled connection's, cannot know: each statement runs on
+  // its own then (session-statement.ts sends that RESET as the SETs it means for this client).
+  if (analyses.some((analysis) => resetToStartup(session.settings, analysis, true) !== null)) return null;
   let region: string | null = null;
   for (const [i, route] of routes.entries()) {
     if (route.kind === "region") {
