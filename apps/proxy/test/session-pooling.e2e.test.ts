@@ -73,6 +73,50 @@ describe("session pooling", () => {
     }
   });
 
+  /** What a client sees when its backend is terminated while `running` (or idle): its statement's error and its 'error' events. */
+  async function terminated(target: "direct" | "proxy", running: boolean): Promise<string[]> {
+    const port = target === "proxy" ? region.proxy.port : region.direct.port;
+    const options = { host: "127.0.0.1", port, user: "postgres", database: "postgres" };
+    const victim = new pg.Client(options);
+    const admin = new pg.Client(options);
+    const seen: string[] = [];
+    victim.on("error", (error: Error & { code?: string }) =>
+      seen.push(`event ${error.code ?? ""} ${error.message}`),
+    );
+    await victim.connect();
+    await admin.connect();
+    try {
+      const pid = (await victim.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number;
+      const ended = new Promise((resolve) => victim.once("end", resolve));
+      const statement = running
+        ? victim
+            .query({ name: "sleeper", text: "SELECT pg_sleep($1)", values: [5] })
+            .catch((error: Error & { code?: string }) =>
+              seen.push(`statement ${error.code} ${error.message}`),
+            )
+        : Promise.resolve();
+      await new Promise((r) => setTimeout(r, 200));
+      await admin.query("SELECT pg_terminate_backend($1)", [pid]);
+      await statement;
+      await ended;
+      return seen;
+    } finally {
+      await admin.end();
+    }
+  }
+
+  it.each([
+    ["while it runs a statement", true],
+    ["while it is idle", false],
+  ])(
+    "tells a client whose backend is terminated %s what PostgreSQL tells it, once",
+    async (_when, running) => {
+      const direct = await terminated("direct", running);
+      expect(direct[0]).toContain("57P01");
+      expect(await terminated("proxy", running)).toEqual(direct);
+    },
+  );
+
   it("cancels the running statement with the client's own BackendKeyData", async () => {
     const raw = await RawClient.connect({
       host: "127.0.0.1",

@@ -404,9 +404,15 @@ export class Session implements ClientHandler, SessionPort {
     const roles = this.legs.lost(leg);
     const wasPinned = roles.has("pinned");
     if (wasPinned && this.ownConnection) {
-      // The client's own server session ended: so does the client's, as PostgreSQL ends it.
+      // The client's own server session ended: so does the client's, as PostgreSQL ends it. A
+      // server that said why (FATAL, as pg_terminate_backend makes it) is heard as it spoke: its
+      // error went to the client with the statement it ended, or, while idle, is sent now; then
+      // the socket closes with nothing more, as a server's does.
+      const serverFatal = error.cause instanceof PgError && error.cause.isFatal ? error.cause : null;
+      const relayed = serverFatal !== null && leg.outstanding > 0;
       leg.release(true);
-      this.fatal(pinnedConnectionLost(leg.region));
+      if (relayed) this.close();
+      else this.fatal(serverFatal ?? pinnedConnectionLost(leg.region));
       return;
     }
     if (wasPinned) {
