@@ -1,6 +1,7 @@
 import { Analyzer } from "@geo/sql";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type ParamValue, type Plan, plan, schemaInfoFor } from "../src/index.js";
+import { showRegionsConsole } from "./support/console-reader.js";
 import { exampleDirectory, exampleTopology } from "./support/examples.js";
 
 const topology = exampleTopology;
@@ -8,7 +9,7 @@ const directory = exampleDirectory;
 let analyzer: Analyzer;
 
 beforeAll(async () => {
-  analyzer = await Analyzer.create(schemaInfoFor(topology));
+  analyzer = await Analyzer.create({ ...schemaInfoFor(topology), console: showRegionsConsole });
 });
 
 const ALL = "ap-south,eu-west,us-east";

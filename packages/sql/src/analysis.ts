@@ -433,28 +433,52 @@ export type MergeTier = MergePlan["tier"];
 // Console commands
 // ---------------------------------------------------------------------------------------------
 
-export const CONSOLE_COMMANDS = [
-  "show-regions",
-  "show-placement",
-  "show-pools",
-  "show-directory",
-  "show-in-doubt",
-  "show-health",
-  "show-alerts",
-  "show-peers",
-  "where-is",
-  "route",
-  "relocate",
-  "rebalance",
-  "drain",
-  "undrain",
-] as const;
-export type ConsoleCommandName = (typeof CONSOLE_COMMANDS)[number];
-
+/**
+ * A console command: a statement the embedding answers itself, which PostgreSQL's grammar cannot
+ * read (or would read as something else: `SHOW REGIONS` is a setting called "regions" to it).
+ * This package knows no console words; a `ConsoleReader` given to the analyzer says which texts
+ * are console commands.
+ */
 export interface ConsoleCommand {
-  readonly command: ConsoleCommandName;
+  /**
+   * The embedding's name for the command: its words in lower case joined by `-`
+   * (`show-in-doubt`, `relocate`). Errors write it back in capitals with spaces (`SHOW IN DOUBT`).
+   */
+  readonly command: string;
   /** Text after the command words, trimmed, trailing semicolon removed. */
   readonly argument: string;
+  /**
+   * True for a command that changes what the embedding does (moves rows, drains a server). Such a
+   * command is refused in a multi-statement query: the query's implicit transaction could not undo
+   * it along with the statements around it.
+   */
+  readonly changesProxyState: boolean;
+}
+
+/**
+ * Recognises an embedding's console commands, for `AnalyzerOptions.console`. Both methods run
+ * before PostgreSQL's parser on statements the analyzer has not cached, so they must be cheap for
+ * ordinary SQL: look at the first character before running any regular expression.
+ *
+ * @example
+ * const reader: ConsoleReader = {
+ *   read: (text) =>
+ *     /^\s*show\s+widgets\s*;?\s*$/i.test(text)
+ *       ? { command: "show-widgets", argument: "", changesProxyState: false }
+ *       : undefined,
+ *   mayHold: (text) => /\bshow\s+widgets\b/i.test(text),
+ * };
+ * const analyzer = await Analyzer.create({ keyColumns: new Map(), console: reader });
+ * analyzer.analyze("SHOW WIDGETS").kind; // "console"
+ */
+export interface ConsoleReader {
+  /** The console command `text` (one statement, leading comments included) is, or undefined for SQL. */
+  read(text: string): ConsoleCommand | undefined;
+  /**
+   * Whether a multi-statement string may hold a console command. Only a string for which this is
+   * true is cut into statements to look for one; it may say yes wrongly, never no wrongly.
+   */
+  mayHold(text: string): boolean;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -483,6 +507,7 @@ export interface Analysis {
   readonly hints: Hints;
   /** Highest `$n` used (0 when none). */
   readonly paramCount: number;
+  /** Kind `console`: the command the analyzer's `ConsoleReader` recognised. */
   readonly console?: ConsoleCommand;
   /** EXPLAIN: whether ANALYZE was given (then the statement runs). */
   readonly explain?: { readonly analyze: boolean };
@@ -522,6 +547,11 @@ export interface SchemaInfo {
 export interface AnalyzerOptions extends SchemaInfo {
   /** Entries in the shape cache (LRU). Default 4096; 0 disables caching. */
   readonly cacheSize?: number;
+  /**
+   * Recognises the embedding's console commands, which then analyse as kind `console`. Without
+   * one nothing is a console command: `SHOW REGIONS` is PostgreSQL's SHOW of a setting.
+   */
+  readonly console?: ConsoleReader;
 }
 
 export interface CacheStats {

@@ -2,6 +2,8 @@ import type {
   Analysis,
   AnalyzerOptions,
   CacheStats,
+  ConsoleCommand,
+  ConsoleReader,
   Hints,
   KeyConstraint,
   KeyValue,
@@ -9,7 +11,6 @@ import type {
   TableRef,
 } from "./analysis.js";
 import { type AnalysisCore, classify, type InsertCore } from "./classify.js";
-import { CHANGES_PROXY_STATE, mayHoldConsoleCommand, readConsoleCommand } from "./console-command.js";
 import { analysisFailed, consoleCommandInBatch, multipleCommands, SqlAnalysisError } from "./errors.js";
 import { readHints } from "./hints.js";
 import { ANY, valuesOf } from "./key-lattice.js";
@@ -23,8 +24,6 @@ import { scanStatements } from "./statement-split.js";
 export { initSql };
 
 const DEFAULT_CACHE_SIZE = 4096;
-/** A statement that starts with SHOW, after any leading comments. */
-const SHOW_STATEMENT = /^(?:\s+|\/\*[\s\S]*?\*\/|--[^\n]*\n?)*show\s/i;
 const DOORKEEPER_MASK = (1 << 14) - 1;
 /** Bulk statements are analysed without the caches, which would otherwise hold their whole text. */
 const MAX_CACHED_TEXT = 16 * 1024;
@@ -99,7 +98,8 @@ function runsUnparsed(error: unknown, hints: Hints): boolean {
 /**
  * Analyses statements against a fixed schema (key columns, user aggregates), with a shape cache.
  * The schema is fixed for the analyzer's life because cached analyses depend on it: build a new
- * analyzer when the placement changes.
+ * analyzer when the placement changes. So is the console reader: console commands are the
+ * embedding's (`AnalyzerOptions.console`), and without a reader there are none.
  *
  * @example
  * const analyzer = await Analyzer.create({ keyColumns: new Map([["users", "tenant_id"]]) });
@@ -108,6 +108,7 @@ function runsUnparsed(error: unknown, hints: Hints): boolean {
  */
 export class Analyzer {
   readonly #schema: SchemaInfo;
+  readonly #console: ConsoleReader | undefined;
   readonly #cache: ShapeCache<CacheValue>;
   /** Exact texts seen recently: a statement sent again verbatim skips even the lexer. */
   readonly #texts: ShapeCache<Analysis>;
@@ -124,6 +125,7 @@ export class Analyzer {
         : { aggregates: new Set([...options.aggregates].map((a) => a.toLowerCase())) }),
       ...(options.keyType === undefined ? {} : { keyType: options.keyType }),
     };
+    this.#console = options.console;
     this.#cache = new ShapeCache(options.cacheSize ?? DEFAULT_CACHE_SIZE);
     this.#texts = new ShapeCache(options.cacheSize ?? DEFAULT_CACHE_SIZE);
   }
@@ -155,7 +157,7 @@ export class Analyzer {
   }
 
   #analyzeText(text: string): Analysis {
-    const consoleCommand = readConsoleCommand(text);
+    const consoleCommand = this.#console?.read(text);
     if (consoleCommand !== undefined) {
       if (lex(text).multiple) throw multipleCommands();
       return this.#consoleAnalysis(text, consoleCommand);
@@ -179,7 +181,7 @@ export class Analyzer {
       return single.kind === "empty" ? [] : [single];
     }
     const hints = readHints(lexed.leadingComment);
-    if (mayHoldConsoleCommand(text)) {
+    if (this.#console?.mayHold(text) === true) {
       const withConsole = this.#batchWithConsole(text, hints);
       if (withConsole !== undefined) return withConsole;
     }
@@ -204,8 +206,8 @@ export class Analyzer {
     const consoles = pieces.map((piece) => this.#consolePiece(piece.text));
     if (consoles.every((console) => console === undefined)) return undefined;
     for (const console of consoles) {
-      const command = console?.console?.command;
-      if (command !== undefined && CHANGES_PROXY_STATE.has(command)) throw consoleCommandInBatch(command);
+      const command = console?.console;
+      if (command?.changesProxyState === true) throw consoleCommandInBatch(command.command);
     }
     const analyses: Analysis[] = [];
     let sqlStart = -1;
@@ -241,7 +243,7 @@ export class Analyzer {
 
   /** Analyses without the cache (what every cache hit must equal). */
   analyzeCold(text: string): Analysis {
-    const consoleCommand = readConsoleCommand(text);
+    const consoleCommand = this.#console?.read(text);
     if (consoleCommand !== undefined) return this.#consoleAnalysis(text, consoleCommand);
     const lexed = lex(text);
     return this.#cold(text, readHints(lexed.leadingComment));
@@ -264,25 +266,13 @@ export class Analyzer {
     }
   }
 
-  /**
-   * A batch piece's console analysis, or undefined for SQL. A `SHOW` this package does not know
-   * goes through `analyze`, so console commands an embedding adds by wrapping `analyze` (the
-   * proxy's SHOW STATS, SHOW CLIENTS) are found in a batch too.
-   */
+  /** A batch piece's console analysis, or undefined for SQL (parsed, and reported, with its run). */
   #consolePiece(text: string): Analysis | undefined {
-    const command = readConsoleCommand(text);
-    if (command !== undefined) return this.#consoleAnalysis(text, command);
-    if (!SHOW_STATEMENT.test(text)) return undefined;
-    try {
-      const analysis = this.analyze(text);
-      return analysis.kind === "console" ? analysis : undefined;
-    } catch {
-      // Not a console command; the SQL it belongs to is parsed, and any error reported, whole.
-      return undefined;
-    }
+    const command = this.#console?.read(text);
+    return command === undefined ? undefined : this.#consoleAnalysis(text, command);
   }
 
-  #consoleAnalysis(text: string, command: NonNullable<ReturnType<typeof readConsoleCommand>>): Analysis {
+  #consoleAnalysis(text: string, command: ConsoleCommand): Analysis {
     const core: AnalysisCore = {
       ...UNPARSED_CORE,
       kind: "console",

@@ -75,7 +75,10 @@ export function multipleCommands(): SqlAnalysisError {
   );
 }
 
-/** Console commands that change the proxy's state run alone: no implicit transaction can undo them. */
+/**
+ * Console commands that change the proxy's state run alone: no implicit transaction can undo them.
+ * `command` is the console reader's name for it (`relocate`), written back as its words.
+ */
 export function consoleCommandInBatch(command: string): SqlAnalysisError {
   const words = command.toUpperCase().replace(/-/g, " ");
   return new SqlAnalysisError(
@@ -83,7 +86,7 @@ export function consoleCommandInBatch(command: string): SqlAnalysisError {
     "0A000",
     `${words} cannot run inside a multi-statement query`,
     {
-      hint: `send ${words} as a query of its own; the console's SHOW, WHERE IS and ROUTE may share a query with other statements`,
+      hint: `send ${words} as a query of its own; console commands that only report may share a query with other statements`,
     },
   );
 }

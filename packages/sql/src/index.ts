@@ -6,7 +6,7 @@ export type {
   CacheStats,
   ConcatPlan,
   ConsoleCommand,
-  ConsoleCommandName,
+  ConsoleReader,
   CrossJoin,
   ExactSortType,
   GatherPlan,
@@ -45,7 +45,6 @@ export type {
 } from "./analysis.js";
 export {
   BLOCK_ROLES,
-  CONSOLE_COMMANDS,
   EXACT_SORT_TYPE_OIDS,
   EXACT_SORT_TYPES,
   ISOLATION_LEVELS,

@@ -11,8 +11,8 @@ export interface ConsoleRows {
 export type ConsoleResult = ConsoleRows | PgError;
 
 /**
- * One console command. Each lives in a file of its own; `runConsoleCommand` picks it by the name
- * the analyzer recognised and hands it the text after the command words.
+ * What answers one console command. Each lives in a file of its own; the registry
+ * (`registry.ts`) gives it its words, and `runConsoleCommand` hands it the text after them.
  */
 export interface ConsoleHandler {
   /** How the command is written, as the help in errors lists it: `WHERE IS <table> <key>`. */

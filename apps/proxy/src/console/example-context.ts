@@ -10,6 +10,7 @@ import {
   Topology,
 } from "@geo/core";
 import { Analyzer } from "@geo/sql";
+import { proxyConsoleReader } from "./console-reader.js";
 import type { ConsoleContext, RegionPoolStats } from "./context.js";
 
 /** The repository's examples folder: the configuration and directory the demo runs with. */
@@ -33,7 +34,7 @@ export async function exampleContext(options: ExampleContextOptions = {}): Promi
     (options.config === undefined
       ? loadDirectoryTsv(`${EXAMPLES}keys.tsv`, topology, config.routing.keyType)
       : new MemoryDirectory());
-  const analyzer = await Analyzer.create(schemaInfoFor(topology));
+  const analyzer = await Analyzer.create({ ...schemaInfoFor(topology), console: proxyConsoleReader });
   return {
     config,
     topology,

@@ -2,7 +2,6 @@ import { PgError } from "@geo/proto";
 import { describe, expect, it } from "vitest";
 import { exampleContext } from "./example-context.js";
 import { runConsoleCommand } from "./index.js";
-import { withProxyConsoleCommands } from "./proxy-commands.js";
 
 /** Each console command with words it does not take, and the form its hint must give. */
 const CASES: readonly (readonly [text: string, command: string, form: string])[] = [
@@ -38,7 +37,7 @@ describe("console commands given words they do not take", () => {
   }
 
   it("makes the proxy's analyzer see a console SHOW with words as a console statement, alone and in a batch", async () => {
-    const analyzer = withProxyConsoleCommands((await exampleContext()).analyzer);
+    const { analyzer } = await exampleContext();
     for (const text of ["SHOW HEALTH now", "SHOW ALERTS x", "SHOW IN DOUBT x", "SHOW REGIONS x"]) {
       expect(analyzer.analyze(text).kind, text).toBe("console");
     }

@@ -9,8 +9,8 @@ import {
   SecurityConfigError,
   type SecurityOptions,
 } from "../auth/security.js";
+import { proxyConsoleReader } from "../console/console-reader.js";
 import type { ConsoleContext } from "../console/context.js";
-import { withProxyConsoleCommands } from "../console/proxy-commands.js";
 import { TxnService } from "../distributed/txn-service.js";
 import { shuttingDown, tooManyClients } from "../errors/catalog.js";
 import { RegionPools } from "../executor/region-pools.js";
@@ -84,12 +84,11 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   }
   const topology = Topology.fromConfig(config);
   const directory = options.directory ?? new MemoryDirectory();
-  const analyzer = withProxyConsoleCommands(
-    await Analyzer.create({
-      ...schemaInfoFor(topology),
-      cacheSize: config.server.analysisCacheSize,
-    }),
-  );
+  const analyzer = await Analyzer.create({
+    ...schemaInfoFor(topology),
+    cacheSize: config.server.analysisCacheSize,
+    console: proxyConsoleReader,
+  });
   const router = new Router(
     analyzer,
     topology,

@@ -129,8 +129,9 @@ export const kindsAndPrimary: Case[] = [
   { sql: "NOTIFY jobs, 'go'", expect: { kind: "utility", primary: "listen-notify" } },
   { sql: "SHOW search_path", expect: { kind: "utility", readOnly: true, command: "SHOW" } },
   { sql: "SHOW ALL", expect: { kind: "utility", readOnly: true } },
-  { sql: "show regions;", expect: { kind: "console", console: "show-regions" } },
-  { sql: "/* ops */ SHOW HEALTH", expect: { kind: "console", console: "show-health" } },
+  // Console commands are the embedding's: without a reader, these are PostgreSQL's SHOW.
+  { sql: "SHOW REGIONS", expect: { kind: "utility", command: "SHOW", console: null } },
+  { sql: "/* ops */ show health;", expect: { kind: "utility", command: "SHOW", console: null } },
   { sql: "SHOW region", expect: { kind: "utility", console: null } },
   { sql: "SHOW server_version", expect: { kind: "utility", command: "SHOW", console: null } },
   { sql: "FETCH 10 FROM c", expect: { kind: "utility", readOnly: true } },

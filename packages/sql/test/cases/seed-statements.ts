@@ -123,39 +123,6 @@ export const seedStatements: Case[] = [
     expect: { keys: ["-1"] },
   },
   {
-    sql: "SHOW REGIONS",
-    expect: { kind: "console", console: "show-regions", readOnly: true },
-  },
-  {
-    sql: "WHERE IS users alice",
-    expect: { kind: "console", console: "where-is: users alice" },
-  },
-  {
-    sql: "RELOCATE alice TO 'us-east';",
-    expect: { kind: "console", console: "relocate: alice TO 'us-east'" },
-  },
-  {
-    sql: "RELOCATE alice, bob TO us-east",
-    expect: { kind: "console", console: "relocate: alice, bob TO us-east" },
-  },
-  {
-    sql: "REBALANCE eu-west TO eu-west-2 LIMIT 100",
-    expect: { kind: "console", console: "rebalance: eu-west TO eu-west-2 LIMIT 100" },
-  },
-  {
-    sql: "ROUTE SELECT * FROM users WHERE tenant_id = 'alice'",
-    expect: { kind: "console", console: "route: SELECT * FROM users WHERE tenant_id = 'alice'" },
-  },
-  { sql: "SHOW PLACEMENT", expect: { console: "show-placement" } },
-  { sql: "SHOW POOLS", expect: { console: "show-pools" } },
-  { sql: "SHOW DIRECTORY", expect: { console: "show-directory" } },
-  { sql: "SHOW IN DOUBT", expect: { console: "show-in-doubt" } },
-  { sql: "SHOW HEALTH", expect: { console: "show-health" } },
-  { sql: "SHOW ALERTS", expect: { console: "show-alerts" } },
-  { sql: "SHOW PEERS", expect: { console: "show-peers" } },
-  { sql: "DRAIN eu-replica.db.internal:5432", expect: { console: "drain: eu-replica.db.internal:5432" } },
-  { sql: "UNDRAIN eu-replica.db.internal:5432", expect: { console: "undrain: eu-replica.db.internal:5432" } },
-  {
     sql: "WITH new_user AS (INSERT INTO users (tenant_id, name) VALUES ('alice', 'a') RETURNING *) SELECT * FROM new_user",
     expect: {
       kind: "select",
