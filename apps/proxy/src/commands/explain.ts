@@ -1,5 +1,6 @@
 import { explain, loadRouting, schemaInfoFor } from "@geo/core";
 import { Analyzer } from "@geo/sql";
+import { proxyConsoleReader } from "../console/console-reader.js";
 import {
   type CliCommand,
   configPath,
@@ -21,7 +22,12 @@ export interface ExplainCommandOptions {
 /** `geoproxy explain`: where a statement would run and how its answer would be combined. */
 export async function explainCommand(options: ExplainCommandOptions): Promise<string> {
   const { config, topology, directory } = loadRouting(options.config, options.directory);
-  const analyzer = await Analyzer.create({ ...schemaInfoFor(topology), cacheSize: 0 });
+  // The proxy's console reader, so a console command explains as the proxy would take it.
+  const analyzer = await Analyzer.create({
+    ...schemaInfoFor(topology),
+    cacheSize: 0,
+    console: proxyConsoleReader,
+  });
   return explain(options.sql, {
     analyzer,
     topology,
