@@ -13,6 +13,7 @@ export {
   type SimpleQueryResult,
   type TransportUpgrade,
 } from "./backend-connection.js";
+export { POOL_ERRORS } from "./error-catalog.js";
 export {
   backendAuthUnsupported,
   backendConnectFailed,
@@ -39,6 +40,8 @@ export {
 export { type HealthAlert, HealthAlertKind } from "./health/health-alert.js";
 export { type HealthClock, systemClock } from "./health/health-clock.js";
 export {
+  backendStoppedAnswering,
+  backendUnreachable,
   drainNeedsReplica,
   duplicateBackend,
   duplicatePrimary,

@@ -107,3 +107,24 @@ export function probeAbandoned(address: string): PgError {
     hint: "Nothing to do; a stopped monitor probes no more.",
   });
 }
+
+/**
+ * A backend that answered no liveness probe for `[pool] unreachable_timeout_ms`: the connections
+ * waiting on it are broken with this. `backend` names its region, role and address.
+ */
+export function backendStoppedAnswering(backend: string, reason: string): PgError {
+  return new PgError({
+    code: SqlState.connection_failure,
+    message: `${backend} stopped answering: ${reason}`,
+    hint: "The statement's outcome there is unknown if it wrote; retry once the region answers again (SHOW HEALTH shows its state). [pool] unreachable_timeout_ms bounds this wait.",
+  });
+}
+
+/** A new connection to a backend declared unreachable `sinceMs` ago fails with this at once. */
+export function backendUnreachable(backend: string, reason: string, sinceMs: number): PgError {
+  return new PgError({
+    code: SqlState.sqlclient_unable_to_establish_sqlconnection,
+    message: `${backend} is unreachable: ${reason}, ${sinceMs} ms ago`,
+    hint: "Statements that need this region fail at once until it answers a probe again; retry later, or run what does not need it. SHOW HEALTH shows its state.",
+  });
+}

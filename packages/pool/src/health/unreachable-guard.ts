@@ -3,6 +3,7 @@ import { BackendConnection, type ConnectOptions } from "../backend-connection.js
 import type { ConnectFunction } from "../pool-config.js";
 import { type BackendEndpoint, BackendRole, endpointAddress } from "./backend-endpoint.js";
 import { HEALTH_APPLICATION_NAME } from "./connection-prober.js";
+import { backendStoppedAnswering, backendUnreachable } from "./health-errors.js";
 import type { HealthEvent } from "./health-event.js";
 import { StateChangeCause } from "./health-event.js";
 
@@ -323,21 +324,13 @@ export function unreachableBroken(
   record: Pick<EndpointRecord, "endpoint" | "address">,
   reason: string,
 ): PgError {
-  return new PgError({
-    code: SqlState.connection_failure,
-    message: `${named(record as EndpointRecord)} stopped answering: ${reason}`,
-    hint: "The statement's outcome there is unknown if it wrote; retry once the region answers again (SHOW HEALTH shows its state). [pool] unreachable_timeout_ms bounds this wait.",
-  });
+  return backendStoppedAnswering(named(record as EndpointRecord), reason);
 }
 
 /** What a new connection to a backend declared unreachable fails with, at once. */
 function unreachableNow(record: EndpointRecord, now: number): PgError {
   const tripped = record.tripped!;
-  return new PgError({
-    code: SqlState.sqlclient_unable_to_establish_sqlconnection,
-    message: `${named(record)} is unreachable: ${tripped.reason}, ${now - tripped.since} ms ago`,
-    hint: "Statements that need this region fail at once until it answers a probe again; retry later, or run what does not need it. SHOW HEALTH shows its state.",
-  });
+  return backendUnreachable(named(record), tripped.reason, now - tripped.since);
 }
 
 function noop(): void {}
