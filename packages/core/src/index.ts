@@ -49,6 +49,7 @@ export { canonicalKey, keyHash, placeKey, shardFor } from "./topology/placement.
 export { compareIds, Topology } from "./topology/topology.js";
 
 export const packageName = "@geo/core";
+export { REFUSALS } from "./errors/refusal-catalog.js";
 export type { Refusal, RefusalCode } from "./errors/refusals.js";
 export {
   REFUSAL_CODES,

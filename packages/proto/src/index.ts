@@ -179,6 +179,7 @@ export {
 export { type CopyData, decodeCopyData, encodeCopyData, writeCopyData } from "./common/copy-data.js";
 export { type CopyDone, decodeCopyDone, encodeCopyDone, writeCopyDone } from "./common/copy-done.js";
 export { Messages } from "./constants.js";
+export { PROTO_ERRORS } from "./errors/error-catalog.js";
 // Errors
 export { ErrorFieldCode, type ErrorFieldName, type ErrorFields } from "./errors/error-fields.js";
 export { isSqlStateCode, PgError, type PgErrorInit, Severity } from "./errors/pg-error.js";

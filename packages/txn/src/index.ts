@@ -13,6 +13,7 @@ export type { Decision, DecisionLog, DecisionRecord } from "./decision-log.js";
 export { DECISIONS } from "./decision-log.js";
 export type { LockOwner, StaleLock, StaleLockReason } from "./decision-log-lock.js";
 export { STALE_LOCK_REASONS } from "./decision-log-lock.js";
+export { TXN_ERRORS } from "./error-catalog.js";
 export {
   decidedAbortElsewhere,
   decisionLogClosed,
