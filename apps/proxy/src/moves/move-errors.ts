@@ -101,20 +101,38 @@ export function moveLockTimeout(detail: string, lockTimeoutMs: number): PgError 
   });
 }
 
-/** The key is already where it is asked to go. */
-export function nothingToMove(region: string): PgError {
-  return new PgError({
-    code: SqlState.object_not_in_prerequisite_state,
-    message: `every key named already lives in ${region}`,
-    hint: "Name a key that lives elsewhere (WHERE IS <table> <key> tells where).",
-  });
-}
-
 /** Looking for a key with no entry failed in some region: where its rows are is unknown. */
 export function lookupFailed(key: string, cause: unknown): PgError {
   return new PgError({
     code: SqlState.connection_failure,
     message: `could not look for key ${JSON.stringify(key)} in every region: ${cause instanceof Error ? cause.message : String(cause)}`,
     hint: "A region did not answer; retry once it is back (SHOW HEALTH tells).",
+  });
+}
+
+/** A geo-partitioned table the destination region does not have: its rows would have nowhere to go. */
+export function tableMissingInDestination(table: string): PgError {
+  return new PgError({
+    code: SqlState.undefined_table,
+    message: `table ${table} does not exist in the destination region`,
+    hint: "Create the geo-partitioned tables in every region before moving keys.",
+  });
+}
+
+/** A region (or the commit across regions) refused a step of the move with an error of its own. */
+export function moveAbandoned(refusal: Error & { code: string; hint?: string; detail?: string }): PgError {
+  return new PgError({
+    code: refusal.code as PgError["code"],
+    message: `the move was abandoned: ${refusal.message}`,
+    ...(refusal.hint === undefined ? {} : { hint: refusal.hint }),
+    ...(refusal.detail === undefined ? {} : { detail: refusal.detail }),
+  });
+}
+
+/** The move failed with something that carries no SQLSTATE: a fault of the proxy's. */
+export function moveFailed(cause: unknown): PgError {
+  return new PgError({
+    code: SqlState.internal_error,
+    message: `the move failed: ${cause instanceof Error ? cause.message : String(cause)}`,
   });
 }

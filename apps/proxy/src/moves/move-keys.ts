@@ -11,8 +11,11 @@ import type { HoldRegistry } from "./hold-registry.js";
 import {
   countMismatch,
   keyInSeveralRegions,
+  moveAbandoned,
+  moveFailed,
   moveLockTimeout,
   outsideForeignKey,
+  tableMissingInDestination,
   unknownRegion,
 } from "./move-errors.js";
 import { foreignKeySql, orderTables } from "./table-order.js";
@@ -212,12 +215,7 @@ GROUP BY t.name`;
     for (const row of (await query(lease, sql)).rows)
       columns.set(row["name"]!, (row["columns"] ?? "").split(","));
     for (const table of tables) {
-      if (!columns.has(table.table))
-        throw new PgError({
-          code: SqlState.undefined_table,
-          message: `table ${table.table} does not exist in the destination region`,
-          hint: "Create the geo-partitioned tables in every region before moving keys.",
-        });
+      if (!columns.has(table.table)) throw tableMissingInDestination(table.table);
     }
     return columns;
   }
@@ -227,20 +225,10 @@ GROUP BY t.name`;
     if (code === SqlState.lock_not_available)
       return moveLockTimeout("a transaction holds the key's tables", this.settings.lockTimeoutMs);
     if (error instanceof PgError) return error;
-    if (typeof code === "string" && error instanceof Error) {
-      const fields = error as Error & { hint?: string; detail?: string };
-      return new PgError({
-        code: code as PgError["code"],
-        message: `the move was abandoned: ${error.message}`,
-        ...(fields.hint === undefined ? {} : { hint: fields.hint }),
-        ...(fields.detail === undefined ? {} : { detail: fields.detail }),
-      });
-    }
+    if (typeof code === "string" && error instanceof Error)
+      return moveAbandoned(error as Error & { code: string; hint?: string; detail?: string });
     this.log.error({ err: error }, "move failed");
-    return new PgError({
-      code: SqlState.internal_error,
-      message: `the move failed: ${error instanceof Error ? error.message : String(error)}`,
-    });
+    return moveFailed(error);
   }
 
   /** Rolls back what did not commit, and gives the connections back (a doubtful one is closed). */

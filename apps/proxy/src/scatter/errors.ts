@@ -77,3 +77,27 @@ export function collationNotCarried(column: string, collation: string, expressio
     hint: `Write an explicit COLLATE ${collation} on that column in the ORDER BY, GROUP BY or DISTINCT, or route the statement to one region with a key.`,
   });
 }
+
+/** A text LIMIT or OFFSET parameter of a statement spanning regions that is no number. */
+export function invalidLimitParam(text: string): PgError {
+  return new PgError({
+    code: SqlState.invalid_text_representation,
+    message: `invalid input syntax for type bigint: "${text}"`,
+  });
+}
+
+/** PostgreSQL refuses a Bind whose result formats are neither none, one, nor one per column. */
+export function resultFormatsMismatch(formats: number, columns: number): PgError {
+  return new PgError({
+    code: SqlState.protocol_violation,
+    message: `bind message has ${formats} result formats but query has ${columns} columns`,
+  });
+}
+
+/** A region's answer to the proxy's own Describe or Execute came in an order the protocol does not allow. */
+export function regionOutOfOrder(region: string, what: string): PgError {
+  return new PgError({
+    code: SqlState.protocol_violation,
+    message: `region ${region} answered ${what} out of order`,
+  });
+}

@@ -1,6 +1,5 @@
-import { PgError, SqlState } from "@geo/proto";
 import type { LimitSpec, RowCount } from "@geo/sql";
-import { unreadableLimitParam } from "./errors.js";
+import { invalidLimitParam, unreadableLimitParam } from "./errors.js";
 import type { BoundParams } from "./region-statement.js";
 
 /** LIMIT/OFFSET applied once by the proxy over the regions' rows. `count` null: no limit. */
@@ -21,10 +20,7 @@ function resolve(count: RowCount | undefined, params: BoundParams): number | nul
     const text = value.toString("utf8").trim();
     const parsed = Number(text);
     if (!Number.isFinite(parsed)) {
-      throw new PgError({
-        code: SqlState.invalid_text_representation,
-        message: `invalid input syntax for type bigint: "${text}"`,
-      });
+      throw invalidLimitParam(text);
     }
     return Math.trunc(parsed);
   }

@@ -11,8 +11,9 @@ import {
   type FormatCode,
   isProtocolFault,
   Messages,
-  PgError,
+  type PgError,
 } from "@geo/proto";
+import { regionOutOfOrder } from "./errors.js";
 import { errorOf, type Message, type RegionChannel } from "./region-channel.js";
 import { StaleShape } from "./stale-shape.js";
 
@@ -30,10 +31,6 @@ export const NO_PARAMS: BoundParams = { types: [], formats: [], values: [] };
 export interface StatementShape {
   readonly paramTypes: readonly number[];
   readonly fields: readonly FieldDescription[] | null;
-}
-
-function protocolError(region: string, what: string): PgError {
-  return new PgError({ code: "08P01", message: `region ${region} answered ${what} out of order` });
 }
 
 /** Reads up to the ReadyForQuery of the channel's Syncs, then throws `error`. */
@@ -133,7 +130,7 @@ export class RegionRows {
         case BackendCode.RowDescription: {
           const decoded = decodeRowDescription(message.payload);
           if (isProtocolFault(decoded))
-            return failAfterSync(channel, protocolError(channel.region, "a bad RowDescription"), last);
+            return failAfterSync(channel, regionOutOfOrder(channel.region, "a bad RowDescription"), last);
           fields = decoded.fields;
           const rows = new RegionRows(channel, fields, last);
           if (expected != null && !sameTypes(expected, fields)) {
@@ -143,7 +140,7 @@ export class RegionRows {
           return rows;
         }
         case BackendCode.NoData:
-          return failAfterSync(channel, protocolError(channel.region, "NoData for a query"), last);
+          return failAfterSync(channel, regionOutOfOrder(channel.region, "NoData for a query"), last);
         case BackendCode.ErrorResponse:
           return failAfterSync(channel, errorOf(message), last);
         default:

@@ -5,7 +5,7 @@ import type { Analysis } from "@geo/sql";
 import type { SessionPort } from "../engine/session-port.js";
 import type { StatementMode } from "../engine/statement-mode.js";
 import { type ComparedColumn, checkCollations } from "./collation-check.js";
-import { refuseShippingResident } from "./errors.js";
+import { refuseShippingResident, resultFormatsMismatch } from "./errors.js";
 import { limitWindow } from "./limit-window.js";
 import { Concatenation, OrderedMerge } from "./ordered-merge.js";
 import type { RegionChannel } from "./region-channel.js";
@@ -400,10 +400,7 @@ function allFields(shape: StatementShape | undefined): ComparedColumn[] {
 export function checkResultFormats(codes: readonly FormatCode[], shape: StatementShape): void {
   const columns = shape.fields?.length ?? 0;
   if (codes.length <= 1 || codes.length === columns) return;
-  throw new PgError({
-    code: "08P01",
-    message: `bind message has ${codes.length} result formats but query has ${columns} columns`,
-  });
+  throw resultFormatsMismatch(codes.length, columns);
 }
 
 async function describeAll(
