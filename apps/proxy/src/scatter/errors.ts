@@ -50,14 +50,17 @@ export function unreadableLimitParam(index: number, typeOid: number): PgError {
 }
 
 /**
- * Describe answered from the cached shape, and by Execute the statement's columns had changed
- * (the schema changed in between): PostgreSQL's own answer to a prepared statement in that case.
+ * A prepared statement's columns changed since the client was told them (the schema changed in
+ * between): a scatter's Describe answered from the cached shape, or a pooled connection's fresh
+ * copy answers with other columns. PostgreSQL's own answer in that case, with its routine, which
+ * drivers that prepare again on it (postgres.js) read.
  */
 export function resultTypeChanged(): PgError {
   return new PgError({
     code: SqlState.feature_not_supported,
     message: "cached plan must not change result type",
     hint: "Describe and execute the statement again.",
+    routine: "RevalidateCachedQuery",
   });
 }
 

@@ -36,9 +36,11 @@ import {
 import type { Leg } from "../executor/leg.js";
 import type { Unit } from "../executor/relay.js";
 import type { Route } from "../routing/router.js";
+import { resultTypeChanged } from "../scatter/errors.js";
 import { boundParams, ScatterPortal } from "../scatter/scatter-portal.js";
 import { decodeBinaryParam } from "./binary-params.js";
 import { consoleDescription, runConsole } from "./console-statement.js";
+import { shapeOf } from "./result-shape.js";
 import { runSessionStatement } from "./session-statement.js";
 
 const EXTENDED: StatementMode = { extended: true, final: false };
@@ -57,6 +59,8 @@ interface ClientStatement {
   readonly backendNameBytes: Buffer;
   /** Parameter types a backend reported for it (ParameterDescription). */
   describedTypes: readonly number[] | null;
+  /** The result columns the client was told when it described it (result-shape.ts), or null. */
+  resultShape: string | null;
   /**
    * The server's check of the client's Parse, while its answer is due: resolves true when the
    * statement parsed. Messages the proxy answers itself wait for it, so a failed Parse fails
@@ -79,7 +83,12 @@ interface Portal {
 /** A backend copy of a client statement, in the connection's `preparedStatements` map. */
 interface BackendCopy {
   readonly preparedAt: number;
+  /** Its result columns once a Describe of it was seen (result-shape.ts). */
+  shape?: string;
 }
+
+/** How a copy's columns compare with the ones the client was told. */
+type ShapeCheck = "same" | "changed" | "failed";
 
 /** The portal name the proxy executes to fail a backend's batch on purpose (it never exists). */
 const ABORT_PORTAL = "geoproxy abort";
@@ -209,6 +218,7 @@ export class ExtendedQuery {
       backendName,
       backendNameBytes: Buffer.from(`${backendName}\0`, "utf8"),
       describedTypes: null,
+      resultShape: null,
       checked: null,
     };
     const previous = this.statements.get(message.name);
@@ -341,12 +351,59 @@ export class ExtendedQuery {
       return;
     }
     const portalName = view.portal;
-    await session.runRouted(analysis, route, EXTENDED, (leg) => {
-      const name = this.prepareOn(leg, statement);
+    const sendBind = (leg: Leg, name: string): void => {
       session.relay.expect({ leg, kind: "bind", mode: "relay" });
       // The unnamed statement keeps its name on the backend: the Bind goes as the client sent it.
       leg.write(name === "" ? frame.bytes : renameBind(frame.payload, statement.backendNameBytes));
       this.portals.set(portalName, { statement, leg, local: null });
+    };
+    let check: { leg: Leg; outcome: Promise<ShapeCheck> } | null = null;
+    await session.runRouted(analysis, route, EXTENDED, (leg) => {
+      const name = this.prepareOn(leg, statement);
+      const copy = name === "" ? undefined : (leg.connection.preparedStatements.get(name) as BackendCopy);
+      if (statement.resultShape !== null && copy !== undefined && copy.shape !== statement.resultShape) {
+        // The client decodes rows by the columns it was told: a copy not known to have them is
+        // described first, and nothing runs until it is (a write must not run to then fail).
+        check = { leg, outcome: this.checkShape(leg, statement, copy) };
+        return;
+      }
+      sendBind(leg, name);
+    });
+    if (check === null) return;
+    const { leg, outcome } = check as { leg: Leg; outcome: Promise<ShapeCheck> };
+    const checked = await outcome;
+    if (checked === "changed") session.fail(resultTypeChanged(), EXTENDED);
+    // "failed": the server's error went to the client, and the batch skips to its Sync.
+    else if (checked === "same" && !this.skipping) sendBind(leg, statement.backendName);
+  }
+
+  /**
+   * Describes `copy` of `statement` on `leg` (flushed, so the answer comes now) and compares its
+   * columns with those the client was told. A copy with other columns is forgotten: every Bind
+   * to it fails the same way until the client prepares the statement again, as on one server.
+   */
+  private checkShape(leg: Leg, statement: ClientStatement, copy: BackendCopy): Promise<ShapeCheck> {
+    const relay = this.session.relay;
+    return new Promise((resolve) => {
+      let shape: string | null = null;
+      relay.expect({
+        leg,
+        kind: "describe-statement",
+        mode: "silent",
+        inspect: (reply) => {
+          shape = shapeOf(reply) ?? shape;
+        },
+        done: (unit) => {
+          if (unit.failed || shape === null) return resolve("failed");
+          copy.shape = shape;
+          if (shape === statement.resultShape) return resolve("same");
+          const copies = leg.connection.preparedStatements;
+          if (copies.get(statement.backendName) === copy) copies.delete(statement.backendName);
+          resolve("changed");
+        },
+        skipped: () => resolve("failed"),
+      });
+      leg.write([encodeDescribe({ target: "S", name: statement.backendName }), Messages.flush]);
     });
   }
 
@@ -466,7 +523,23 @@ export class ExtendedQuery {
         return;
       }
       const leg = await session.activate(portal.leg);
-      session.relay.expect({ leg, kind: "describe-portal", mode: "relay" });
+      const statement = portal.statement;
+      session.relay.expect({
+        leg,
+        kind: "describe-portal",
+        mode: "relay",
+        // The first columns the client is told are the statement's, as one server fixes them.
+        inspect: (reply) => {
+          const shape = shapeOf(reply);
+          if (shape === null) return;
+          statement.resultShape ??= shape;
+          if (shape !== statement.resultShape || statement.name === "") return;
+          const copy = leg.connection.preparedStatements.get(statement.backendName) as
+            | BackendCopy
+            | undefined;
+          if (copy !== undefined) copy.shape = shape;
+        },
+      });
       leg.write(frame.bytes);
       return;
     }
@@ -494,6 +567,14 @@ export class ExtendedQuery {
         kind: "describe-statement",
         mode: "relay",
         inspect: (reply) => {
+          const shape = shapeOf(reply);
+          if (shape !== null) {
+            // What the client now decodes rows by, and what this copy answers with.
+            statement.resultShape = shape;
+            const copy = leg.connection.preparedStatements.get(name) as BackendCopy | undefined;
+            if (copy !== undefined) copy.shape = shape;
+            return;
+          }
           if (reply.code !== BackendCode.ParameterDescription) return;
           const description = decodeParameterDescription(reply.payload);
           if (!isProtocolFault(description)) statement.describedTypes = description.typeOids;
