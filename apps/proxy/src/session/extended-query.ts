@@ -100,6 +100,9 @@ const ABORT_PORTAL = "geoproxy abort";
  * to the connection holding the portal. Messages are written to backends as they come
  * (pipelined); answers are put back in order by the relay. After an error everything up to Sync
  * is skipped, by the backends and by the proxy alike.
+ *
+ * One handler per message of the protocol, all sharing the batch's state (statements, portals,
+ * the connections touched, the skip after an error): hence one file longer than most.
  */
 export class ExtendedQuery {
   private readonly statements = new Map<string, ClientStatement>();

@@ -59,10 +59,12 @@ export { SESSION_PHASES, type SessionPhase } from "../wire/client-connection.js"
 let nextSessionId = 1;
 
 /**
- * One client connection: startup, then the client's messages processed one at a time in order,
- * each routed to a region's pooled connection or answered by the proxy itself. Answers go back
- * in order through the relay. Bad bytes close this client only; nothing here throws past the
- * socket's handlers.
+ * One client's session: what it has set and pinned, which of its connections a statement runs on,
+ * and what a statement changed. Its socket is the ClientConnection's (wire/), its connections the
+ * LegSet's and its block the TransactionBlock's (engine/); the protocols (simple-query.ts,
+ * extended-query.ts), login, transaction control and the executors are files of their own that
+ * take the SessionPort. Longer than most files here because the choices that read all of the
+ * session's state (legFor, runRouted, recordEffects, the ends of a connection) belong together.
  */
 export class Session implements ClientHandler, SessionPort {
   readonly id = nextSessionId++;
