@@ -8,6 +8,7 @@ export const DEFAULTS = {
     port: 6432,
     node: "geoproxy",
     trustBeyondLoopback: false,
+    requireAllRegionsAtStart: false,
     maxConnections: 1000,
     analysisCacheSize: 4096,
   },

@@ -108,6 +108,7 @@ function readServer(reader: FieldReader | undefined): ServerConfig {
     "port",
     "node",
     "trust_beyond_loopback",
+    "require_all_regions_at_start",
     "max_connections",
     "analysis_cache_size",
   ]);
@@ -116,6 +117,7 @@ function readServer(reader: FieldReader | undefined): ServerConfig {
     port: reader.integer("port", d.port, 0, MAX_PORT),
     node: reader.string("node", d.node),
     trustBeyondLoopback: reader.boolean("trust_beyond_loopback", d.trustBeyondLoopback),
+    requireAllRegionsAtStart: reader.boolean("require_all_regions_at_start", d.requireAllRegionsAtStart),
     maxConnections: reader.integer("max_connections", d.maxConnections, 1, 1_000_000),
     analysisCacheSize: reader.integer("analysis_cache_size", d.analysisCacheSize, 0, 10_000_000),
   };

@@ -67,6 +67,11 @@ export interface ServerConfig {
   readonly port: number;
   readonly node: string;
   readonly trustBeyondLoopback: boolean;
+  /**
+   * Refuse to start while any region's primary is unreachable (the behaviour before regions could
+   * be picked up after start). Off: only the home region must answer at start.
+   */
+  readonly requireAllRegionsAtStart: boolean;
   readonly maxConnections: number;
   readonly analysisCacheSize: number;
 }
