@@ -144,6 +144,9 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
   "proxy.duplicateStatement": [["s1"]],
   "proxy.backendLost": [["eu"], ["eu", boom]],
   "proxy.pinnedConnectionLost": [["eu"]],
+  "proxy.regionUnreachable": [
+    ["eu", regionError("08001", `could not connect to backend ${addr}: connect ECONNREFUSED`)],
+  ],
   "proxy.tooManyClients": [[500]],
   "proxy.unsupportedProtocol": [[2, 0]],
   "proxy.unexpectedMessage": [["CopyData"]],

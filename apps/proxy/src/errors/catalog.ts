@@ -140,6 +140,20 @@ export function backendLost(region: string, cause?: unknown): PgError {
   });
 }
 
+/**
+ * No connection to a region's primary could be opened (refused, timed out, failed to log in): the
+ * statements that need that region fail at once with this, named, instead of the pool's bare
+ * address. The proxy keeps serving the other regions and picks this one up when it answers.
+ */
+export function regionUnreachable(region: string, cause: PgError): PgError {
+  return new PgError({
+    code: SqlState.sqlclient_unable_to_establish_sqlconnection,
+    message: `cannot reach region ${region}: ${cause.message}`,
+    hint: `Statements that need region ${region} fail until its primary answers again; statements that need only other regions are served. SHOW HEALTH shows its state.`,
+    cause,
+  });
+}
+
 /** A pinned connection (LISTEN, WITH HOLD cursor, advisory lock, temp table) broke. */
 export function pinnedConnectionLost(region: string): PgError {
   return new PgError({

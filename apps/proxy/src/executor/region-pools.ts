@@ -1,6 +1,8 @@
 import type { GeoConfig, Topology } from "@geo/core";
 import type { ConnectFunction, Lease, Pool, PoolKey, PoolSet } from "@geo/pool";
+import { PgError, SqlState } from "@geo/proto";
 import type { RegionPoolStats } from "../console/context.js";
+import { regionUnreachable } from "../errors/catalog.js";
 import { backendPoolKey, backendPoolSet } from "./backend-pool-set.js";
 
 /**
@@ -40,10 +42,14 @@ export class RegionPools {
   /**
    * A connection to the region's primary for a client's role and database (absent: the
    * proxy's own, in the endpoint's database): waits at most the checkout timeout, then fails
-   * (53300/57014).
+   * (53300/57014). A connection that cannot be opened fails at once with 08001 naming the region.
    */
   acquire(region: string, user: string, database?: string): Promise<Lease> {
-    return this.poolOf(region, user, database).acquire();
+    return this.poolOf(region, user, database)
+      .acquire()
+      .catch((error: unknown) => {
+        throw namingRegion(region, error);
+      });
   }
 
   /** An idle connection to the region's primary at once, or null when `acquire` must wait for one. */
@@ -82,4 +88,15 @@ export class RegionPools {
   close(timeoutMs: number): Promise<void> {
     return this.pools.close({ timeoutMs });
   }
+}
+
+/**
+ * The pool names only the address it could not connect to; a client needs the region. Errors that
+ * name it already (the unreachable guard's) and every other error pass unchanged.
+ */
+function namingRegion(region: string, error: unknown): unknown {
+  if (!(error instanceof PgError)) return error;
+  if (error.code !== SqlState.sqlclient_unable_to_establish_sqlconnection) return error;
+  if (error.message.includes(region)) return error;
+  return regionUnreachable(region, error);
 }
