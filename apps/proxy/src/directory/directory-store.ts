@@ -33,6 +33,10 @@ export type Location =
 export class DirectoryStore {
   readonly table: DirectoryTable;
   readonly geoTables: readonly GeoTable[];
+  /** Keys regions disagree on: kept out of the directory, also when a late region lists them. */
+  readonly #conflicting = new Set<string>();
+  /** Regions whose table has not been read yet (down at start): their entries are missing. */
+  readonly #unloaded = new Set<RegionId>();
 
   constructor(
     /** The directory the router plans with; the store loads into it and keeps it current. */
@@ -51,9 +55,14 @@ export class DirectoryStore {
    * CREATE, and the loser's duplicate error is the winner's table), installs or removes the
    * guards, then loads every region's entries. An entry two regions disagree on is left out and
    * reported: the key is then looked for in every region, and refused if found in two.
+   *
+   * `regions` are the regions reachable at start (default: every region); each of the others is
+   * opened with `openRegion` once it answers. Until then a key listed only in its table has no
+   * entry, and looking for it in every region fails naming the region, so it is never placed
+   * anew elsewhere.
    */
-  async open(): Promise<void> {
-    const regions = this.topology.regionIds;
+  async open(regions: readonly RegionId[] = this.topology.regionIds): Promise<void> {
+    for (const region of this.topology.regionIds) if (!regions.includes(region)) this.#unloaded.add(region);
     await Promise.all(regions.map((region) => this.prepareRegion(region)));
     const loaded = await Promise.all(
       regions.map(async (region) => ({
@@ -78,12 +87,50 @@ export class DirectoryStore {
       }
     }
     for (const [key, placed] of seen) if (!conflicting.has(key)) this.directory.assign(key, placed);
+    for (const key of conflicting) this.#conflicting.add(key);
     if (conflicting.size > 0)
       this.log.warn(
         { keys: [...conflicting].slice(0, 10), count: conflicting.size },
         "regions disagree on where these keys live; they are looked for in every region",
       );
     this.log.info({ keys: this.directory.size, table: this.config.table }, "directory loaded");
+  }
+
+  /**
+   * A region that was unreachable when the store opened, now answering: its table and guards are
+   * prepared as `open` would have, and its entries join the directory. An entry that disagrees
+   * with what the directory holds takes the key out, as at start.
+   */
+  async openRegion(region: RegionId): Promise<void> {
+    await this.prepareRegion(region);
+    const rows = (await this.runner.run(region, this.table.loadSql())).rows;
+    const conflicting: string[] = [];
+    let added = 0;
+    for (const row of rows) {
+      const key = row["key"];
+      const placed = row["region"];
+      if (key == null || placed == null || this.#conflicting.has(key)) continue;
+      if (!this.topology.hasRegion(placed)) {
+        this.log.warn({ key, region: placed }, "directory entry names an unknown region; ignored");
+        continue;
+      }
+      const current = this.directory.lookup(key);
+      if (current === undefined) {
+        this.directory.assign(key, placed);
+        added++;
+      } else if (current !== placed) {
+        this.directory.remove(key);
+        this.#conflicting.add(key);
+        conflicting.push(key);
+      }
+    }
+    this.#unloaded.delete(region);
+    if (conflicting.length > 0)
+      this.log.warn(
+        { region, keys: conflicting.slice(0, 10), count: conflicting.length },
+        "regions disagree on where these keys live; they are looked for in every region",
+      );
+    this.log.info({ region, added, keys: this.directory.size }, "directory entries of a late region loaded");
   }
 
   private async prepareRegion(region: RegionId): Promise<void> {
@@ -109,6 +156,14 @@ export class DirectoryStore {
         this.log.warn({ region, table: geo.table, err: error }, "could not remove a guard trigger");
       });
     }
+  }
+
+  /**
+   * False while a region's table is unread: a key with no entry may then have one there, so even a
+   * first write must look for its key in every region before it places it.
+   */
+  get complete(): boolean {
+    return this.#unloaded.size === 0;
   }
 
   /** The statement recording a first write's key, run ahead of the write in the region it goes to. */

@@ -38,6 +38,8 @@ export interface MovesOptions {
   readonly log: Logger;
   /** The directory the router plans with: loaded from the regions' tables, changed by moves. */
   readonly directory: MutableDirectory;
+  /** The regions reachable at start (default: all); the others join through `regionReachable`. */
+  readonly regions?: readonly string[];
 }
 
 /** An admitted statement (or simple-query string): in flight until released. */
@@ -92,7 +94,7 @@ export class Moves {
     if (storeConfig === undefined) return undefined;
     const runner = new RegionRunner(options.topology, options.pools);
     const store = new DirectoryStore(options.directory, storeConfig, options.topology, runner, options.log);
-    await store.open();
+    await store.open(options.regions);
     const moves = new Moves(store, runner, options, storeConfig);
     // Moves a previous run left prepared are finished (or rolled back) before any new one.
     await moves.twoPhase();
@@ -147,6 +149,19 @@ export class Moves {
     return this.opened;
   }
 
+  /**
+   * A region that was down at start answers: its directory table is prepared and loaded, and the
+   * moves a previous run left prepared there are finished or rolled back now rather than at the
+   * next recovery interval. Rejects (to be retried) when the region fails again meanwhile.
+   */
+  async regionReachable(region: string): Promise<void> {
+    await this.store.openRegion(region);
+    const opened = await this.twoPhase();
+    const report = await opened.recovery.runOnce();
+    const failed = report.failures.find((failure) => failure.region === region);
+    if (failed !== undefined) throw failed.error;
+  }
+
   async close(): Promise<void> {
     const opened = await this.opened?.catch(() => null);
     if (opened == null) return;
@@ -187,8 +202,10 @@ export class Moves {
     if (ticket instanceof PgError) return ticket;
     // Looked for once admitted: no move of these keys can start before the ticket is released,
     // so what the probe finds is still true when the statement runs.
+    // With a region's directory table unread (down at start), a first write's key may live there.
+    const complete = this.store.complete;
     for (const keys of touched) {
-      for (const key of keys.unlisted) {
+      for (const key of complete ? keys.unlisted : [...keys.unlisted, ...keys.newKeys]) {
         if (directory.lookup(key) !== undefined) continue;
         let location: Location;
         try {

@@ -78,6 +78,19 @@ describe("EndpointHealth", () => {
     expect(healthOf(health, "us.db:5432")).toBe("up");
   });
 
+  it("starts a region that did not answer at start down, and up once a pool opens a connection to it", () => {
+    const started = new Date("2026-11-30T09:00:00Z");
+    const health = new EndpointHealth(topology, started, new Set(["us-east"]));
+    expect(healthOf(health, "us.db:5432")).toBe("down");
+    expect(healthOf(health, "eu.db:5432")).toBe("up");
+    expect(health.down()).toEqual([{ region: "us-east", endpoint: "us.db:5432", since: started }]);
+    // The start-up attempt and the retries since failed: still down, since the start.
+    health.update([pool("us.db", 0, 4)]);
+    expect(health.down()[0]?.since).toEqual(started);
+    health.update([pool("us.db", 1, 4)]);
+    expect(healthOf(health, "us.db:5432")).toBe("up");
+  });
+
   it("sums the pools of one endpoint, whatever their roles", () => {
     const health = new EndpointHealth(topology);
     health.update([pool("eu.db", 1, 0, "app"), pool("eu.db", 0, 0, "report")]);

@@ -21,22 +21,23 @@ export function endpointName(endpoint: Pick<Endpoint, "host" | "port">): string 
  * Health of each region's primary as the pools see it, until a health monitor probes backends
  * on connections of its own: a primary is up once one of its pools opened a connection, down
  * when an attempt to open one failed since (and none succeeded), and the home readiness check
- * (`/healthz`) says the same of the home primary. Every primary starts up, since the proxy only
- * starts once each answered. Replicas carry no traffic yet and stay `unknown`. Regions are listed
- * by id, as SHOW REGIONS lists them.
+ * (`/healthz`) says the same of the home primary. A primary starts as its start-up connection
+ * found it: up, or down for a region that did not answer (`downAtStart`), until a pool opens a
+ * connection to it. Replicas carry no traffic yet and stay `unknown`. Regions are listed by id,
+ * as SHOW REGIONS lists them.
  */
 export class EndpointHealth {
   readonly #topology: Topology;
   readonly #primaries = new Map<string, PrimaryRecord>();
 
-  constructor(topology: Topology, now: Date = new Date()) {
+  constructor(topology: Topology, now: Date = new Date(), downAtStart: ReadonlySet<string> = new Set()) {
     this.#topology = topology;
     for (const region of topology.regions) {
       const endpoint = endpointName(region.primary);
       this.#primaries.set(endpoint, {
         region: region.id,
         endpoint,
-        health: "up",
+        health: downAtStart.has(region.id) ? "down" : "up",
         since: now,
         created: 0,
         connectFailures: 0,

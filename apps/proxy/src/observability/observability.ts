@@ -43,6 +43,11 @@ export interface ObservabilityOptions {
    * port is configured (see README.md); otherwise health follows the pools.
    */
   readonly health?: HealthMonitor;
+  /**
+   * Regions whose primary did not answer at start, with why: down from the first reading (health,
+   * alerts, metrics) until a connection or a probe finds them up.
+   */
+  readonly downAtStart?: readonly { readonly region: string; readonly reason: string }[];
 }
 
 /**
@@ -78,7 +83,11 @@ export class Observability implements AdminSource {
   private constructor(options: ObservabilityOptions) {
     this.#options = options;
     const { config, topology } = options;
-    this.#health = new EndpointHealth(topology);
+    this.#health = new EndpointHealth(
+      topology,
+      new Date(),
+      new Set((options.downAtStart ?? []).map((down) => down.region)),
+    );
     this.metrics = new ProxyMetrics({
       node: config.server.node,
       homeRegion: topology.home.id,
@@ -116,6 +125,11 @@ export class Observability implements AdminSource {
         observability.#monitor = monitor;
         observability.#ownsMonitor = true;
       }
+    }
+    // Down at once, not after the monitor's failed probes add up; its next answered probe lifts it.
+    for (const down of options.downAtStart ?? []) {
+      const primary = options.topology.region(down.region)?.primary;
+      if (primary !== undefined) observability.#monitor?.reportFailure(primary, down.reason);
     }
     if (admin !== undefined) {
       try {

@@ -1,7 +1,14 @@
 import { createServer, type Server, type Socket } from "node:net";
-import { type Directory, type GeoConfig, MemoryDirectory, schemaInfoFor, Topology } from "@geo/core";
+import {
+  DEFAULTS,
+  type Directory,
+  type GeoConfig,
+  MemoryDirectory,
+  schemaInfoFor,
+  Topology,
+} from "@geo/core";
 import type { ConnectFunction } from "@geo/pool";
-import { encodeErrorResponse, PgError } from "@geo/proto";
+import { encodeErrorResponse } from "@geo/proto";
 import { Analyzer } from "@geo/sql";
 import {
   prepareSecurity,
@@ -21,9 +28,11 @@ import { ReplicaService } from "../replicas/replica-service.js";
 import { Router } from "../routing/router.js";
 import { Session } from "../session/session.js";
 import { CancelRegistry } from "./cancel-registry.js";
+import { LateRegions } from "./late-regions.js";
 import { refuseSocket } from "./refuse-socket.js";
 import type { ProxyRuntime } from "./runtime.js";
-import { StartupError, startupErrors } from "./startup-error.js";
+import { probeRegions, startRefusal } from "./start-probes.js";
+import { StartupError } from "./startup-error.js";
 
 export interface StartProxyOptions {
   readonly config: GeoConfig;
@@ -46,6 +55,8 @@ export interface RunningProxy {
   readonly host: string;
   readonly port: number;
   readonly runtime: ProxyRuntime;
+  /** Regions whose primary has not answered since the proxy started without them, by id. */
+  readonly lateRegions: readonly string[];
   /** Client sessions open now. */
   readonly sessionCount: number;
   /**
@@ -63,7 +74,9 @@ function isLoopback(host: string): boolean {
 
 /**
  * Starts geoproxy: checks the configuration's safety rules, opens a connection to every region's
- * primary (each unreachable one is reported on a line of its own), then listens.
+ * primary, then listens. The home region must answer (see `startRefusal`); any other region that
+ * does not is logged, shown down, and picked up in the background when it answers, its missed
+ * start-up work (directory catch-up, recovery) run then. Its statements fail at once meanwhile.
  *
  * @example
  * ```ts
@@ -103,10 +116,21 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     throw error instanceof SecurityConfigError ? new StartupError(error.lines) : error;
   }
   const pools = new RegionPools(topology, config, security.connect);
-  const homeParameters = await probeRegions(topology, pools, log).catch(async (error: unknown) => {
+  const probes = await probeRegions(topology, pools, log);
+  const refusal = startRefusal(config, probes);
+  if (refusal !== null) {
     await pools.close(0);
-    throw error;
-  });
+    throw new StartupError(refusal);
+  }
+  const down = probes.filter((probe) => probe.error !== null);
+  for (const probe of down) {
+    log.warn(
+      { region: probe.region, backend: probe.endpoint, err: probe.error },
+      `region ${probe.region} is unreachable at start: its statements fail until it answers; tried again in the background`,
+    );
+  }
+  const homeParameters = probes.find((probe) => probe.home)?.parameters ?? new Map<string, string>();
+  const reachable = probes.filter((probe) => probe.error === null).map((probe) => probe.region);
   // With replicas listed, one monitor probes every backend before the first client is served, and
   // the admin port shows what it probes (no second set of probes).
   const replicas = ReplicaService.create(config, topology, security.connect);
@@ -120,6 +144,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     log,
     plan: (analysis, params) => router.plan(analysis, params),
     ...(replicas === undefined ? {} : { health: replicas.health }),
+    downAtStart: down.map((probe) => ({ region: probe.region, reason: probe.error ?? "unreachable" })),
   }).catch(async (error: unknown) => {
     await replicas?.close(0);
     await pools.close(0);
@@ -140,12 +165,23 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       ),
     );
 
-  const moves = await startMoves(config, topology, pools, log, directory).catch(async (error: unknown) => {
-    await observability.close();
-    await replicas?.close(0);
-    await pools.close(0);
-    throw error;
+  const moves = await startMoves(config, topology, pools, log, directory, reachable).catch(
+    async (error: unknown) => {
+      await observability.close();
+      await replicas?.close(0);
+      await pools.close(0);
+      throw error;
+    },
+  );
+
+  const late = new LateRegions({
+    topology,
+    pools,
+    log,
+    intervalMs: config.routing.healthIntervalMs ?? DEFAULTS.routing.healthIntervalMs,
+    onReachable: (region) => catchUpRegion(region, txn, moves),
   });
+  late.start(down.map((probe) => probe.region));
 
   let sequence = 0;
   let closing = false;
@@ -209,6 +245,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   server.on("error", (error) => log.error({ err: error }, "listener error"));
   await new Promise<void>((resolve, reject) => {
     server.once("error", (error: NodeJS.ErrnoException) => {
+      void late.close();
       void pools.close(0);
       void observability.close();
       void replicas?.close(0);
@@ -225,6 +262,9 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     host,
     port: boundPort,
     runtime,
+    get lateRegions() {
+      return late.pending;
+    },
     get sessionCount() {
       return sessions.size;
     },
@@ -244,6 +284,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
         await Promise.race([Promise.all([...sessions].map((s) => s.closed)), delay(1000)]);
         for (const session of sessions) session.socket.destroy();
         await stopped;
+        await late.close();
         await moves?.close();
         await txn.close();
         await observability.close();
@@ -262,44 +303,15 @@ function delay(ms: number): Promise<void> {
 }
 
 /**
- * Opens (and returns to the pool) one connection per region's primary, in parallel. Returns the
- * home region's ParameterStatus values; throws one line per region that could not be reached.
+ * What a region down at start missed, run once it answers: recovery of the two-phase commits a
+ * previous run left prepared there (rather than at the next interval) and, with `[directory_store]`,
+ * its directory table and the moves left prepared there. Throws, to be retried, while it fails.
  */
-async function probeRegions(
-  topology: Topology,
-  pools: RegionPools,
-  log: Logger,
-): Promise<Map<string, string>> {
-  const results = await Promise.all(
-    topology.regions.map(async (region) => {
-      const user = region.primary.user ?? "postgres";
-      try {
-        const lease = await pools.acquire(region.id, user);
-        const parameters = new Map(lease.connection.parameters);
-        lease.release();
-        log.info(
-          { region: region.id, backend: `${region.primary.host}:${region.primary.port}` },
-          "region reachable",
-        );
-        return { region, parameters, error: null };
-      } catch (error) {
-        return { region, parameters: null, error };
-      }
-    }),
-  );
-  const failures = results.filter((result) => result.error !== null);
-  if (failures.length > 0) {
-    throw new StartupError(
-      startupErrors(
-        failures.map((failure) => ({
-          region: failure.region.id,
-          endpoint: `${failure.region.primary.host}:${failure.region.primary.port}`,
-          message: failure.error instanceof PgError ? failure.error.message : String(failure.error),
-        })),
-      ),
-    );
-  }
-  return results.find((result) => result.region.home)?.parameters ?? new Map();
+async function catchUpRegion(region: string, txn: TxnService, moves: Moves | undefined): Promise<void> {
+  await moves?.regionReachable(region);
+  const report = await txn.recoverNow();
+  const failed = report?.failures.find((failure) => failure.region === region);
+  if (failed !== undefined) throw failed.error;
 }
 
 /**
@@ -312,6 +324,7 @@ async function startMoves(
   pools: RegionPools,
   log: Logger,
   directory: Directory,
+  regions: readonly string[],
 ): Promise<Moves | undefined> {
   if (config.directoryStore === undefined) return undefined;
   if (!(directory instanceof MemoryDirectory))
@@ -319,7 +332,7 @@ async function startMoves(
       `${config.file}: [directory_store] keeps the directory itself; start the proxy without another directory`,
     ]);
   try {
-    return await Moves.start({ config, topology, pools, log, directory });
+    return await Moves.start({ config, topology, pools, log, directory, regions });
   } catch (error) {
     throw new StartupError([
       `cannot open the directory store ([directory_store] table "${config.directoryStore.table}"): ${error instanceof Error ? error.message : String(error)}`,
