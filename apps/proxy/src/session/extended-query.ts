@@ -307,6 +307,11 @@ export class ExtendedQuery {
     const router = session.runtime.router;
     let route: Route = router.route(analysis, undefined, session.searchPath());
     if (route.kind === "deferred") {
+      if (this.bindsUntypedBinaryKey(view, statement, route.params)) {
+        // Its type decides how to read it: ask a server, as PostgreSQL computes it at Parse.
+        await this.learnParameterTypes(statement);
+        if (this.skipping) return;
+      }
       const params = this.paramValues(view, statement, route.params);
       if (params instanceof PgError) {
         session.fail(params, EXTENDED);
@@ -408,6 +413,55 @@ export class ExtendedQuery {
       });
       leg.write([encodeDescribe({ target: "S", name: statement.backendName }), Messages.flush]);
     });
+  }
+
+  /** True when a parameter the route needs is bound in binary with no type known for it yet. */
+  private bindsUntypedBinaryKey(
+    view: BindView,
+    statement: ClientStatement,
+    needed: readonly number[],
+  ): boolean {
+    if (statement.describedTypes !== null) return false;
+    return needed.some(
+      (n) => n <= view.paramCount && view.format(n - 1) !== 0 && !statement.paramTypes[n - 1],
+    );
+  }
+
+  /**
+   * Learns the statement's parameter types from a server's ParameterDescription (what the client
+   * would get from Describe), without relaying it. Outside a block the connection is borrowed
+   * and synced at once; inside one, the block's connection answers (after a Flush), so the types
+   * are those the block sees.
+   */
+  private async learnParameterTypes(statement: ClientStatement): Promise<void> {
+    const session = this.session;
+    const region = session.runtime.router.describeRegion(statement.analysis);
+    const borrowed =
+      session.txn === null && !session.batchLegs.has(region) && session.pinnedLeg?.region !== region;
+    const mode: StatementMode = borrowed ? { extended: false, final: false } : EXTENDED;
+    const describeRoute: Route = { kind: "region", region, readOnly: true, anywhere: false };
+    await session.runRouted(statement.analysis, describeRoute, mode, (leg) => {
+      const name = this.prepareOn(leg, statement);
+      session.relay.expect({
+        leg,
+        kind: "describe-statement",
+        mode: "silent",
+        inspect: (reply) => {
+          if (reply.code !== BackendCode.ParameterDescription) return;
+          const description = decodeParameterDescription(reply.payload);
+          if (!isProtocolFault(description)) statement.describedTypes = description.typeOids;
+        },
+      });
+      if (!borrowed) {
+        leg.write([encodeDescribe({ target: "S", name }), Messages.flush]);
+        if (this.unnamed?.leg === leg && this.unnamed.statement === statement)
+          this.unnamed.writeCount = leg.writeCount;
+        return;
+      }
+      session.relay.expect({ leg, kind: "sync", mode: "silent", done: () => session.releaseLeg(leg) });
+      leg.write([encodeDescribe({ target: "S", name }), Messages.sync]);
+    });
+    await session.settle();
   }
 
   /** The bound values the route needs, as text; binary keys of known types are decoded. */
