@@ -148,6 +148,7 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
     ["eu", regionError("08001", `could not connect to backend ${addr}: connect ECONNREFUSED`)],
   ],
   "proxy.tooManyClients": [[500]],
+  "proxy.messageTooLong": [[67108864, "client message length 1073741823 exceeds the limit 67108864"]],
   "proxy.unsupportedProtocol": [[2, 0]],
   "proxy.unexpectedMessage": [["CopyData"]],
   "proxy.internalError": [[boom]],

@@ -183,6 +183,17 @@ export function tooManyClients(max: number): PgError {
   });
 }
 
+/** A logged-in client announced a message longer than `server.max_message_bytes`. */
+export function messageTooLong(limit: number, detail: string): PgError {
+  return new PgError({
+    code: SqlState.program_limit_exceeded,
+    severity: "FATAL",
+    message: `message too long: longer than server.max_message_bytes = ${limit}`,
+    detail,
+    hint: "Send a shorter statement (bind large values as parameters, split COPY data), or raise [server] max_message_bytes.",
+  });
+}
+
 /** Protocol major version other than 3. */
 export function unsupportedProtocol(major: number, minor: number): PgError {
   return new PgError({

@@ -526,9 +526,16 @@ export class ExtendedQuery {
     const copies = leg.connection.preparedStatements;
     const name = statement.backendName;
     const existing = copies.get(name) as BackendCopy | undefined;
-    if (existing !== undefined && existing.preparedAt > statement.parsedAt) return name;
+    if (existing !== undefined && existing.preparedAt > statement.parsedAt) {
+      // Kept in the order of use: the first entries are the least recently used.
+      copies.delete(name);
+      copies.set(name, existing);
+      return name;
+    }
     const copy: BackendCopy = { preparedAt: this.session.runtime.nextSequence() };
+    copies.delete(name);
     copies.set(name, copy);
+    this.closeLeastRecentlyUsed(leg, name);
     const forget = (): void => {
       if (copies.get(name) === copy) copies.delete(name);
     };
@@ -552,6 +559,26 @@ export class ExtendedQuery {
       encodeParse({ name, sql: statement.text, paramTypes: statement.paramTypes }),
     ]);
     return name;
+  }
+
+  /**
+   * Keeps a connection's copies of client statements within `[pool] max_prepared_statements`: the
+   * least recently used are closed on the server (a portal bound from one keeps working, as in
+   * PostgreSQL) and prepared again there when next bound.
+   */
+  private closeLeastRecentlyUsed(leg: Leg, keep: string): void {
+    const copies = leg.connection.preparedStatements;
+    const max = this.session.runtime.config.pool.maxPreparedStatements;
+    if (copies.size <= max) return;
+    const closing: Buffer[] = [];
+    for (const name of copies.keys()) {
+      if (copies.size <= max) break;
+      if (name === keep) continue;
+      copies.delete(name);
+      this.session.relay.expect({ leg, kind: "close", mode: "silent" });
+      closing.push(encodeClose({ target: "S", name }));
+    }
+    leg.write(closing);
   }
 
   private async describe(frame: Frame): Promise<void> {

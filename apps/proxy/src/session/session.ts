@@ -107,7 +107,7 @@ export class Session implements ClientHandler, SessionPort {
       session: this.id,
       client: `${socket.remoteAddress}:${socket.remotePort}`,
     });
-    this.client = new ClientConnection(socket, this, this.log);
+    this.client = new ClientConnection(socket, this, this.log, runtime.config.server.maxMessageBytes);
     this.writer = this.client.writer;
     this.legs = new LegSet(
       (from, frame) => this.relay.onFrame(from, frame),

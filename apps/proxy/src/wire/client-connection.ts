@@ -3,6 +3,7 @@ import {
   type CancelRequest,
   copyFrame,
   decodeStartupPacket,
+  FaultReason,
   type Frame,
   FrontendCode,
   FrontendFramer,
@@ -13,7 +14,7 @@ import {
   STARTUP_FRAME_CODE,
   type StartupMessage,
 } from "@geo/proto";
-import { internalError, unexpectedMessage } from "../errors/catalog.js";
+import { internalError, messageTooLong, unexpectedMessage } from "../errors/catalog.js";
 import { ClientWriter } from "../executor/client-writer.js";
 import type { Leg } from "../executor/leg.js";
 import type { Logger } from "../log.js";
@@ -49,7 +50,7 @@ export class ClientConnection {
   readonly writer: ClientWriter;
   /** The connection a COPY FROM STDIN of the client's is writing to, until CopyDone or CopyFail. */
   private copyIn: Leg | null = null;
-  private readonly framer = new FrontendFramer();
+  private readonly framer: FrontendFramer;
   private readonly inbox: Frame[] = [];
   private processing = false;
 
@@ -57,7 +58,10 @@ export class ClientConnection {
     readonly socket: Socket,
     private readonly handler: ClientHandler,
     private readonly log: Logger,
+    /** `[server] max_message_bytes`: the longest message accepted once logged in. */
+    private readonly maxMessageBytes: number,
   ) {
+    this.framer = new FrontendFramer({ maxLength: maxMessageBytes });
     this.writer = new ClientWriter(socket);
     socket.setNoDelay(true);
     socket.on("data", (chunk: Buffer) => this.onData(chunk));
@@ -103,7 +107,11 @@ export class ClientConnection {
     for (let frame = this.framer.next(); frame !== null; frame = this.framer.next()) {
       if (isProtocolFault(frame)) {
         this.log.info({ reason: frame.message }, "client sent malformed bytes");
-        this.handler.fatal(protocolViolation(frame));
+        this.handler.fatal(
+          frame.reason === FaultReason.lengthTooLong && this.framer.phase === "ready"
+            ? messageTooLong(this.maxMessageBytes, frame.message)
+            : protocolViolation(frame),
+        );
         return;
       }
       // COPY data goes straight to the backend while the statement waiting for it runs.

@@ -11,6 +11,7 @@ export const DEFAULTS = {
     requireAllRegionsAtStart: false,
     maxConnections: 1000,
     analysisCacheSize: 4096,
+    maxMessageBytes: 64 * 1024 * 1024,
   },
   region: {
     port: 5432,
@@ -51,6 +52,7 @@ export const DEFAULTS = {
     warm: false,
     unreachableTimeoutMs: 5_000,
     tcpKeepaliveMs: 10_000,
+    maxPreparedStatements: 200,
     mode: "transaction" as PoolMode,
   },
   tls: {

@@ -111,6 +111,7 @@ function readServer(reader: FieldReader | undefined): ServerConfig {
     "require_all_regions_at_start",
     "max_connections",
     "analysis_cache_size",
+    "max_message_bytes",
   ]);
   return {
     host: reader.string("host", d.host),
@@ -120,6 +121,8 @@ function readServer(reader: FieldReader | undefined): ServerConfig {
     requireAllRegionsAtStart: reader.boolean("require_all_regions_at_start", d.requireAllRegionsAtStart),
     maxConnections: reader.integer("max_connections", d.maxConnections, 1, 1_000_000),
     analysisCacheSize: reader.integer("analysis_cache_size", d.analysisCacheSize, 0, 10_000_000),
+    // PostgreSQL's own limit is 1 GiB - 1; a client's message is buffered whole before it is handled.
+    maxMessageBytes: reader.integer("max_message_bytes", d.maxMessageBytes, 8192, 0x3fffffff),
   };
 }
 
@@ -379,6 +382,7 @@ function readPool(reader: FieldReader | undefined): PoolConfig {
     "warm",
     "unreachable_timeout_ms",
     "tcp_keepalive_ms",
+    "max_prepared_statements",
     "mode",
     "session_roles",
     "session_databases",
@@ -393,6 +397,7 @@ function readPool(reader: FieldReader | undefined): PoolConfig {
     warm: reader.boolean("warm", d.warm),
     unreachableTimeoutMs: reader.integer("unreachable_timeout_ms", d.unreachableTimeoutMs, 10, MAX_MS),
     tcpKeepaliveMs: reader.integer("tcp_keepalive_ms", d.tcpKeepaliveMs, 0, MAX_MS),
+    maxPreparedStatements: reader.integer("max_prepared_statements", d.maxPreparedStatements, 1, 1_000_000),
     mode: reader.choice("mode", POOL_MODES, d.mode),
     sessionRoles: reader.has("session_roles") ? reader.stringList("session_roles") : [],
     sessionDatabases: reader.has("session_databases") ? reader.stringList("session_databases") : [],

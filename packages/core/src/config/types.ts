@@ -74,6 +74,8 @@ export interface ServerConfig {
   readonly requireAllRegionsAtStart: boolean;
   readonly maxConnections: number;
   readonly analysisCacheSize: number;
+  /** A client message longer than this (after login) ends its connection (54000). */
+  readonly maxMessageBytes: number;
 }
 
 export interface RoutingConfig {
@@ -139,6 +141,11 @@ export interface PoolConfig {
   readonly unreachableTimeoutMs: number;
   /** TCP keepalive idle time of backend sockets (0: off). */
   readonly tcpKeepaliveMs: number;
+  /**
+   * Copies of clients' named statements a backend connection keeps prepared, at most; past it the
+   * least recently used is closed (it is prepared again when next needed).
+   */
+  readonly maxPreparedStatements: number;
   /** `transaction`: a connection per transaction (and while pinned); `session`: one for the client's whole session. */
   readonly mode: PoolMode;
   /** Roles whose clients get session pooling whatever `mode` says. */
