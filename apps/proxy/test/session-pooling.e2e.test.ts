@@ -117,6 +117,33 @@ describe("session pooling", () => {
     },
   );
 
+  it("closes the client's server session when it leaves, so no later client finds what it left", async () => {
+    const first = await client();
+    await first.query("LOAD 'plpgsql'");
+    await first.query("CREATE TEMP TABLE left_behind (a int)");
+    const pid = (first as unknown as { processID: number }).processID;
+    await first.end();
+    const admin = new pg.Client({ ...region.direct, user: "postgres", database: "postgres" });
+    await admin.connect();
+    try {
+      const gone = async () =>
+        (await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1", [pid])).rows[0]
+          .n === 0;
+      for (let i = 0; i < 100 && !(await gone()); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(await gone()).toBe(true);
+      const next = await client();
+      try {
+        expect((next as unknown as { processID: number }).processID).not.toBe(pid);
+        // On a fresh server session a custom setting under plpgsql's prefix is still allowed.
+        await next.query("SET plpgsql.extra_foo_warnings = true");
+      } finally {
+        await next.end();
+      }
+    } finally {
+      await admin.end();
+    }
+  });
+
   it("cancels the running statement with the client's own BackendKeyData", async () => {
     const raw = await RawClient.connect({
       host: "127.0.0.1",

@@ -63,6 +63,12 @@ export class Leg {
     return this.connection.write(bytes);
   }
 
+  /** Closes the connection instead of giving it back for reuse. */
+  close(reason: string): void {
+    this.unsubscribe();
+    this.lease.discard(reason);
+  }
+
   /**
    * Gives the connection back: discarded when broken, cancelled or holding unknown state; reset
    * with DISCARD ALL when `full` (pinned objects, an unknown transaction state).

@@ -757,12 +757,19 @@ export class Session implements ClientHandler, SessionPort {
     // now (their connections are cancelled, so never pooled again) instead of running to the end.
     for (const hook of this.cancelHooks) hook();
     this.block.end();
+    const own = this.ownConnection && !this.runtime.config.pool.sessionReuse ? this.legs.pinned : null;
     for (const leg of this.legs.drain()) {
       if (leg.broken === null && !leg.connection.isQuiescent) {
         // The client left mid-statement: stop the statement on the server (it would hold its
         // locks until it ends), and close the connection rather than reuse it.
         leg.retire = true;
         leg.connection.cancel().catch((error: unknown) => this.log.debug({ err: error }, "cancel failed"));
+      }
+      if (leg === own) {
+        // Session pooling: the client's server session ends with its own, as with one server
+        // (a later client must not find plpgsql loaded, a temporary namespace, or its statistics).
+        leg.close("the client's session ended");
+        continue;
       }
       // An open transaction or pinned objects need a full reset.
       leg.release(true);

@@ -53,6 +53,7 @@ export const DEFAULTS = {
     unreachableTimeoutMs: 5_000,
     tcpKeepaliveMs: 10_000,
     maxPreparedStatements: 200,
+    sessionReuse: false,
     mode: "transaction" as PoolMode,
   },
   tls: {

@@ -146,6 +146,12 @@ export interface PoolConfig {
    * least recently used is closed (it is prepared again when next needed).
    */
   readonly maxPreparedStatements: number;
+  /**
+   * Session pooling: give a client's server connection to later clients (reset with DISCARD ALL,
+   * as PgBouncer does) instead of closing it when the client leaves. Faster logins; a later
+   * client may see what DISCARD ALL keeps (loaded libraries, the temporary namespace, statistics).
+   */
+  readonly sessionReuse: boolean;
   /** `transaction`: a connection per transaction (and while pinned); `session`: one for the client's whole session. */
   readonly mode: PoolMode;
   /** Roles whose clients get session pooling whatever `mode` says. */
