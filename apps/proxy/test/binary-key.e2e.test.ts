@@ -91,3 +91,22 @@ describe("a key bound in binary with an undeclared type", () => {
     }
   });
 });
+
+describe("a fastpath function call with several regions and transaction pooling", () => {
+  it("is refused with 0A000 and the session goes on, since its function and state would be one server's", async () => {
+    const wire = await loggedIn();
+    try {
+      // FunctionCall: function oid 1, no argument formats, no arguments, text result.
+      const call = Buffer.alloc(15);
+      call[0] = 0x46;
+      call.writeInt32BE(14, 1);
+      call.writeInt32BE(1, 5);
+      wire.send(call);
+      const answer = await wire.untilReady();
+      expect(names(answer)).toEqual(["ErrorResponse", "ReadyForQuery"]);
+      expect((answer[0] as { fields: Record<string, string> }).fields.code).toBe("0A000");
+    } finally {
+      wire.close();
+    }
+  });
+});

@@ -31,7 +31,6 @@ import {
   inFailedTransaction,
   internalError,
   pinnedConnectionLost,
-  refuseFunctionCall,
   unexpectedMessage,
 } from "../errors/catalog.js";
 import type { ClientWriter } from "../executor/client-writer.js";
@@ -46,6 +45,7 @@ import type { Route } from "../routing/router.js";
 import type { ProxyRuntime } from "../server/runtime.js";
 import { ClientConnection, type ClientHandler, type SessionPhase } from "../wire/client-connection.js";
 import { ExtendedQuery } from "./extended-query.js";
+import { runFunctionCall } from "./function-call.js";
 import { logIn } from "./login.js";
 import { SessionPins } from "./session-pins.js";
 import { SessionSettings } from "./session-settings.js";
@@ -204,9 +204,7 @@ export class Session implements ClientHandler, SessionPort {
         this.close();
         return;
       case FrontendCode.FunctionCall:
-        await this.relay.idle();
-        this.relay.error(refuseFunctionCall(), false);
-        this.relay.local({ bytes: () => this.readyForQuery() });
+        await runFunctionCall(this, frame);
         return;
       case FrontendCode.CopyData:
       case FrontendCode.CopyDone:
