@@ -29,6 +29,15 @@ export interface ExtendedBatch {
   touch(leg: Leg): void;
   /** The batch failed at the proxy: messages up to the Sync are skipped, as the server skips them. */
   abortBatch(): void;
+  /**
+   * SQL DEALLOCATE of a statement the client prepared with the protocol (one namespace in
+   * PostgreSQL): forgets it and returns true, or false when the proxy holds no such statement.
+   */
+  forgetStatement(name: string): boolean;
+  /** Whether the client prepared a statement of this name with the protocol. */
+  holdsStatement(name: string): boolean;
+  /** DEALLOCATE ALL or DISCARD ALL succeeded: every named statement of the protocol goes too. */
+  forgetStatements(): void;
   /** The refusal of a batch outside a block that wrote `written` and now writes `attempted`. */
   refuseAcross(written: string, attempted: string): PgError;
 }

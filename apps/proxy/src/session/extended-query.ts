@@ -128,6 +128,18 @@ export class ExtendedQuery {
     if (this.syncsPending === 0) this.skipping = true;
   }
 
+  forgetStatement(name: string): boolean {
+    return name !== "" && this.statements.delete(name);
+  }
+
+  holdsStatement(name: string): boolean {
+    return name !== "" && this.statements.has(name);
+  }
+
+  forgetStatements(): void {
+    for (const name of [...this.statements.keys()]) if (name !== "") this.statements.delete(name);
+  }
+
   refuseAcross(written: string, attempted: string): PgError {
     return refuseBatchAcrossRegions(written, attempted);
   }

@@ -1,4 +1,4 @@
-import { encodeQuery, PgError } from "@geo/proto";
+import { encodeCommandComplete, encodeQuery, PgError } from "@geo/proto";
 import { type Analysis, preparedStatementText } from "@geo/sql";
 import type { SessionPort } from "../engine/session-port.js";
 import type { StatementMode } from "../engine/statement-mode.js";
@@ -15,6 +15,19 @@ export async function runSessionStatement(
 ): Promise<void> {
   const region =
     session.txn?.primaryLeg()?.region ?? session.pinnedLeg?.region ?? session.runtime.router.topology.home.id;
+  const effect = analysis.sessionEffects.length === 1 ? analysis.sessionEffects[0]! : undefined;
+  if (
+    effect?.kind === "deallocate" &&
+    effect.name !== undefined &&
+    session.extended.forgetStatement(effect.name)
+  ) {
+    // A statement the client prepared with the protocol (psycopg deallocates its own so): the
+    // proxy holds it, under its own name on the servers, so the proxy answers. Like PostgreSQL's
+    // DEALLOCATE, it is not undone by a ROLLBACK.
+    session.relay.local({ bytes: encodeCommandComplete({ tag: "DEALLOCATE" }) });
+    if (mode.final) session.relay.local({ bytes: () => session.readyForQuery() });
+    return;
+  }
   const prepareRefused = refusePrepareElsewhere(session, analysis, region);
   if (prepareRefused !== null) {
     session.fail(prepareRefused, mode);

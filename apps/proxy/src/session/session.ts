@@ -537,6 +537,14 @@ export class Session implements ClientHandler, SessionPort {
       if (block !== null && analysis.transaction !== undefined) block.control(analysis.transaction);
       if (analysis.sessionEffects.length === 0) continue;
       this.settings.record(analysis);
+      if (
+        analysis.sessionEffects.some(
+          (effect) =>
+            (effect.kind === "deallocate" && effect.name === undefined) ||
+            (effect.kind === "discard" && effect.value === "all"),
+        )
+      )
+        this.extended.forgetStatements();
       if (leg !== null) this.recordReportedValues(leg, analysis);
       // Mid-batch outside a block the batch may still fail and roll back: removals wait for Sync.
       const batchOpen = this.txn === null && this.extended.inBatch;

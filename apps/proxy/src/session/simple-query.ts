@@ -203,6 +203,8 @@ function singleRegion(
   // server, whose reset values are the pooled connection's, cannot know: each statement runs on
   // its own then (session-statement.ts sends that RESET as the SETs it means for this client).
   if (analyses.some((analysis) => resetToStartup(session.settings, analysis, true) !== null)) return null;
+  // So does a DEALLOCATE of a statement prepared with the protocol, which the proxy holds.
+  if (analyses.some((analysis) => deallocatesProtocolStatement(session, analysis))) return null;
   let region: string | null = null;
   for (const [i, route] of routes.entries()) {
     if (route.kind === "region") {
@@ -257,4 +259,13 @@ async function finishImplicit(session: SessionPort, txn: Transaction, commit: bo
   if (!committed) session.settings.restore(txn.settingsBefore);
   txn.settleSettings(committed, (applied) => session.settings.markApplied(applied));
   for (const leg of legs) session.releaseLeg(leg);
+}
+
+function deallocatesProtocolStatement(session: SessionPort, analysis: Analysis): boolean {
+  return analysis.sessionEffects.some(
+    (effect) =>
+      effect.kind === "deallocate" &&
+      effect.name !== undefined &&
+      session.extended.holdsStatement(effect.name),
+  );
 }
