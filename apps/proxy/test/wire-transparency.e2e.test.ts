@@ -62,6 +62,23 @@ describe("extended protocol, as libpq's pipeline mode uses it", () => {
     await same(Buffer.concat([...step("ROLLBACK"), encodeSync()]));
   });
 
+  it("lets ROLLBACK TO end a failed block for the statements batched behind it (psycopg's nested exit)", async () => {
+    await same(Buffer.concat([...step("BEGIN"), ...step("SAVEPOINT s"), encodeSync()]));
+    await same(Buffer.concat([...step("SELECT 1 FROM no_such_table"), encodeSync()]));
+    const lines = await same(Buffer.concat([...step("ROLLBACK TO s"), ...step("RELEASE s"), encodeSync()]));
+    expect(lines).toContain("CommandComplete RELEASE");
+    expect(lines.at(-1)).toBe("ReadyForQuery T");
+    await same(Buffer.concat([...step("ROLLBACK"), encodeSync()]));
+  });
+
+  it("runs statements batched behind the ROLLBACK of a failed block after it, as the server does", async () => {
+    await same(Buffer.concat([...step("BEGIN"), encodeSync()]));
+    await same(Buffer.concat([...step("SELECT 1 FROM no_such_table"), encodeSync()]));
+    const lines = await same(Buffer.concat([...step("ROLLBACK"), ...step("SELECT 1"), encodeSync()]));
+    expect(lines).toContain("CommandComplete SELECT 1");
+    expect(lines.at(-1)).toBe("ReadyForQuery I");
+  });
+
   it("reports a statement the server cannot parse at Parse, not later", async () => {
     const lines = await same(
       Buffer.concat([encodeParse({ name: "", sql: "SELEC 1", paramTypes: [] }), encodeSync()]),

@@ -168,6 +168,7 @@ export class BackendConnection {
   private readonly options: ConnectOptions;
   private currentPhase: ConnectionPhase = ConnectionPhase.authenticating;
   private status: TransactionStatus = "I";
+  private readies = 0;
   private pid = 0;
   private key: Buffer = Buffer.alloc(0);
   private receiver: FrameReceiver | null = null;
@@ -256,6 +257,11 @@ export class BackendConnection {
   /** Transaction status from the last ReadyForQuery: 'I' idle, 'T' in a block, 'E' failed block. */
   get txStatus(): TransactionStatus {
     return this.status;
+  }
+
+  /** ReadyForQuery messages received so far: tells whether `txStatus` is newer than a given moment. */
+  get readyCount(): number {
+    return this.readies;
   }
 
   /** The backend's process id (BackendKeyData), also what `pg_terminate_backend` takes. */
@@ -527,6 +533,7 @@ export class BackendConnection {
       case BackendCode.ReadyForQuery: {
         const status = readyForQueryStatus(frame);
         if (status !== null) this.status = status;
+        this.readies++;
         break;
       }
       case BackendCode.ParameterStatus: {

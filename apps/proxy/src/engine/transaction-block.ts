@@ -60,7 +60,7 @@ export class TransactionBlock {
 
   /** ROLLBACK TO a savepoint: the proxy's own failure of the block is undone, as the server's is. */
   recover(): void {
-    if (this.transaction !== null) this.transaction.failed = false;
+    this.transaction?.recovered();
   }
 
   /** The two-phase commit of the block started (a gid) or ended (null). */

@@ -188,6 +188,8 @@ function pipelineTransactionControl(session: SessionPort, analysis: Analysis): b
     encodeBind({ portal: "", statement: "", paramFormats: [], params: [], resultFormats: [] }),
     encodeExecute({ portal: "", maxRows: 0 }),
   ]);
+  // Statements after it in the batch run after the block on the server, failed or not.
+  txn.ending = true;
   return true;
 }
 

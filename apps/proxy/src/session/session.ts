@@ -252,7 +252,14 @@ export class Session implements ClientHandler, SessionPort {
     mode: StatementMode,
     readsReplica = false,
   ): Promise<Leg | PgError> {
-    const txn = this.txn;
+    let txn = this.txn;
+    if (txn?.ending === true && !txn.legs.has(region)) {
+      // The block's COMMIT or ROLLBACK is on its way (pipeline): another region must not be
+      // opened inside a block that is over. Its answer comes first (nothing is skipped here:
+      // after an error this batch's messages would not reach this far).
+      await this.settle();
+      txn = this.txn;
+    }
     if (anywhere) {
       // Inside a block only the block's own legs will do: a pinned or batch connection outside
       // it would run the statement in autocommit, and its failure would not fail the block.
@@ -640,7 +647,8 @@ export class Session implements ClientHandler, SessionPort {
 
   /** Statements in a failed block, except those that end it, get 25P02. */
   refuseInFailedBlock(analysis: Analysis, mode: StatementMode): boolean {
-    if (this.status() !== "E") return false;
+    // A block whose ROLLBACK (or COMMIT) is already on its way is over on the server.
+    if (this.status() !== "E" || this.txn?.ending === true) return false;
     const action = analysis.transaction?.action;
     if (action === "rollback" || action === "rollback-to" || action === "commit" || action === "prepare") {
       return false;

@@ -39,10 +39,28 @@ export class Transaction {
     readonly legs: RegionRole,
   ) {}
 
+  /**
+   * Set by the block's own ending or recovery while in flight: ROLLBACK TO sent (each leg's
+   * ReadyForQuery count then), or a COMMIT/ROLLBACK sent in line in a pipeline. Until a leg's
+   * next ReadyForQuery its old 'E' says nothing: the server has the statement that ends it.
+   */
+  private recoveredAt: Map<Leg, number> | null = null;
+  /** A COMMIT or ROLLBACK of the block went to its server in line (pipeline): it is ending. */
+  ending = false;
+
   get status(): TransactionStatus {
     if (this.failed) return "E";
-    for (const leg of this.legs.values()) if (leg.connection.txStatus === "E") return "E";
+    for (const leg of this.legs.values()) {
+      if (leg.connection.txStatus !== "E") continue;
+      if (this.recoveredAt?.get(leg) !== leg.connection.readyCount) return "E";
+    }
     return "T";
+  }
+
+  /** ROLLBACK TO is on its way to every leg: the failed state ends, as the server's will. */
+  recovered(): void {
+    this.failed = false;
+    this.recoveredAt = new Map(this.legs.values().map((leg) => [leg, leg.connection.readyCount]));
   }
 
   /** The leg whose answer the client sees for statements run on every leg (COMMIT, SAVEPOINT). */
