@@ -8,7 +8,7 @@ import { TransactionBlock } from "./transaction-block.js";
 function fakeLease(txStatus: "I" | "T" | "E" = "I") {
   const returned: string[] = [];
   const lease = {
-    connection: { setReceiver() {}, onBroken: () => () => {}, txStatus },
+    connection: { setReceiver() {}, onBroken: () => () => {}, txStatus, readyCount: 1 },
     release: (options?: { reset?: boolean }) => returned.push(options?.reset === true ? "reset" : "release"),
     discard: (reason: string) => returned.push(`discard:${reason}`),
   };
@@ -129,6 +129,20 @@ describe("TransactionBlock", () => {
     const legs = legSet();
     const block = new TransactionBlock(legs);
     block.begin("BEGIN", false, settings).legs.add(legs.open("eu", fakeLease("E").lease));
+    expect(block.state).toBe("failed");
+  });
+
+  it("keeps a region's old 'E' from failing the block once ROLLBACK TO is on its way, until that server answers again", () => {
+    const legs = legSet();
+    const block = new TransactionBlock(legs);
+    const connection = { setReceiver() {}, onBroken: () => () => {}, txStatus: "E", readyCount: 4 };
+    const lease = { connection, release() {}, discard() {} } as unknown as Lease;
+    block.begin("BEGIN", false, settings).legs.add(legs.open("eu", lease));
+    expect(block.state).toBe("failed");
+    block.recover();
+    expect(block.state).toBe("open");
+    // Its next ReadyForQuery still says 'E' (the ROLLBACK TO failed): the block is failed again.
+    connection.readyCount = 5;
     expect(block.state).toBe("failed");
   });
 

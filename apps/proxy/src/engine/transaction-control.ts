@@ -13,7 +13,9 @@ import type { Analysis } from "@geo/sql";
 import { commitAcrossRegions } from "../distributed/commit-across-regions.js";
 import { refuseClientPrepareAcrossRegions } from "../distributed/txn-errors.js";
 import { refuseSecondWriteRegion } from "../errors/catalog.js";
+import type { Leg } from "../executor/leg.js";
 import type { Route } from "../routing/router.js";
+import type { Transaction } from "../session/transaction.js";
 import type { SessionPort } from "./session-port.js";
 import type { StatementMode } from "./statement-mode.js";
 
@@ -42,7 +44,12 @@ export async function runTransactionControl(
   switch (control.action) {
     case "begin": {
       if (txn === null) {
-        session.block.begin(analysis.text, false, session.settings.snapshot());
+        const block = session.block.begin(analysis.text, false, session.settings.snapshot());
+        const pinned = session.pinnedLeg;
+        if (pinned !== null && pinned.broken === null) {
+          await session.activate(pinned);
+          beginOnPinned(session, pinned, block, mode.extended);
+        }
         tagOnly("BEGIN");
       } else if (txn.implicit) {
         txn.implicit = false;
@@ -146,8 +153,13 @@ function pipelineTransactionControl(session: SessionPort, analysis: Analysis): b
   const txn = session.txn;
   if (action === "begin") {
     if (txn !== null && !txn.implicit) return false;
-    if (txn === null) session.block.begin(analysis.text, false, session.settings.snapshot());
-    else txn.implicit = false;
+    if (txn === null) {
+      const block = session.block.begin(analysis.text, false, session.settings.snapshot());
+      const pinned = session.pinnedLeg;
+      // In line, as this path never waits: the pinned connection is the one in use or idle.
+      if (pinned !== null && pinned.broken === null && (session.currentLeg ?? pinned) === pinned)
+        beginOnPinned(session, pinned, block, true);
+    } else txn.implicit = false;
     session.relay.local({ bytes: encodeCommandComplete({ tag: "BEGIN" }) });
     return true;
   }
@@ -300,4 +312,15 @@ async function endTransaction(session: SessionPort, analysis: Analysis, mode: St
 
 function warning(code: PgError["code"], message: string): PgError {
   return new PgError({ code, message, severity: "WARNING" });
+}
+
+/**
+ * A session pinned to its connection (session pooling, LISTEN, a temporary table...) begins its
+ * block there at once, as one server would: until the block ends, its backend holds what an open
+ * transaction holds (a listener's notifications wait in the queue; its snapshot may be taken).
+ * The server's own BEGIN answer is dropped: the client gets the proxy's, as for any block.
+ */
+function beginOnPinned(session: SessionPort, pinned: Leg, block: Transaction, extended: boolean): void {
+  block.legs.add(pinned);
+  session.writeOnLeg(pinned, block.openingSql(), "quiet", extended);
 }

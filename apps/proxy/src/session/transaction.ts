@@ -52,7 +52,8 @@ export class Transaction {
     if (this.failed) return "E";
     for (const leg of this.legs.values()) {
       if (leg.connection.txStatus !== "E") continue;
-      if (this.recoveredAt?.get(leg) !== leg.connection.readyCount) return "E";
+      const recoveredAt = this.recoveredAt?.get(leg);
+      if (recoveredAt === undefined || recoveredAt !== leg.connection.readyCount) return "E";
     }
     return "T";
   }
