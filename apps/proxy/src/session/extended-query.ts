@@ -129,7 +129,27 @@ export class ExtendedQuery {
   }
 
   forgetStatement(name: string): boolean {
-    return name !== "" && this.statements.delete(name);
+    const statement = name === "" ? undefined : this.statements.get(name);
+    if (statement === undefined) return false;
+    this.statements.delete(name);
+    this.closeOwnCopy(statement);
+    return true;
+  }
+
+  /**
+   * With a connection of its own (session pooling) the client's statements are its alone there:
+   * a deallocated one is closed on the server too, as its pg_prepared_statements would show,
+   * unless another of its statements (same text and types) shares the copy.
+   */
+  private closeOwnCopy(statement: ClientStatement): void {
+    const session = this.session;
+    const leg = session.pinnedLeg;
+    if (!session.ownConnection || leg === null || leg.broken !== null || leg !== session.currentLeg) return;
+    for (const other of this.statements.values()) if (other.backendName === statement.backendName) return;
+    const copies = leg.connection.preparedStatements;
+    if (!copies.delete(statement.backendName)) return;
+    session.relay.expect({ leg, kind: "close", mode: "silent" });
+    leg.write([encodeClose({ target: "S", name: statement.backendName }), Messages.flush]);
   }
 
   holdsStatement(name: string): boolean {
