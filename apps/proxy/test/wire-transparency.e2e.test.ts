@@ -116,6 +116,34 @@ describe("transaction control", () => {
   });
 });
 
+describe("describing what psql's \\gdesc describes", () => {
+  it("describes EXECUTE of a statement prepared in SQL with its columns", async () => {
+    await same(encodeQuery({ sql: "PREPARE described AS SELECT 1 AS first, 2 AS second" }));
+    const lines = await same(
+      Buffer.concat([
+        encodeParse({ name: "", sql: "EXECUTE described", paramTypes: [] }),
+        encodeDescribe({ target: "S", name: "" }),
+        encodeSync(),
+      ]),
+    );
+    expect(lines.some((line) => line.startsWith("RowDescription"))).toBe(true);
+    await same(encodeQuery({ sql: "DEALLOCATE described" }));
+  });
+
+  it("parses and describes an empty statement in a failed block, as PostgreSQL does", async () => {
+    await same(encodeQuery({ sql: "BEGIN" }));
+    await same(encodeQuery({ sql: "SELECT 1/0" }));
+    await same(
+      Buffer.concat([
+        encodeParse({ name: "", sql: "", paramTypes: [] }),
+        encodeDescribe({ target: "S", name: "" }),
+        encodeSync(),
+      ]),
+    );
+    await same(encodeQuery({ sql: "ROLLBACK" }));
+  });
+});
+
 describe("cursors declared in SQL", () => {
   it("are portals a client can Describe and Execute", async () => {
     await same(encodeQuery({ sql: "BEGIN; DECLARE c CURSOR FOR SELECT id, name FROM items ORDER BY id" }));

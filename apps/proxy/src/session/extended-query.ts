@@ -665,11 +665,16 @@ export class ExtendedQuery {
       return;
     }
     const route = session.runtime.router.route(statement.analysis, undefined, session.searchPath());
-    if (route.kind === "local") {
+    // SQL EXECUTE answers with its prepared statement's columns: the server holding it describes it.
+    const executes = statement.analysis.sessionEffects.some((effect) => effect.kind === "execute");
+    if (route.kind === "local" && !executes) {
       session.relay.local({ bytes: this.localDescription(statement, route.what, true) });
       return;
     }
-    const region = session.runtime.router.describeRegion(statement.analysis);
+    const region =
+      executes && session.pinnedLeg !== null
+        ? session.pinnedLeg.region
+        : session.runtime.router.describeRegion(statement.analysis);
     // Outside a transaction, a connection taken only to describe is synced and given back at
     // once (pipelined, no extra round trip): the Bind that follows may well go elsewhere.
     const borrowed =

@@ -648,7 +648,8 @@ export class Session implements ClientHandler, SessionPort {
   /** Statements in a failed block, except those that end it, get 25P02. */
   refuseInFailedBlock(analysis: Analysis, mode: StatementMode): boolean {
     // A block whose ROLLBACK (or COMMIT) is already on its way is over on the server.
-    if (this.status() !== "E" || this.txn?.ending === true) return false;
+    // An empty statement is no command: PostgreSQL parses it even in a failed block.
+    if (this.status() !== "E" || this.txn?.ending === true || analysis.kind === "empty") return false;
     const action = analysis.transaction?.action;
     if (action === "rollback" || action === "rollback-to" || action === "commit" || action === "prepare") {
       return false;
