@@ -1,7 +1,7 @@
 #!/bin/bash
 # Run a client's own test suite directly against PostgreSQL, through a bare TCP pipe and through
 # geoproxy in one-region mode, and print the counts side by side.
-#   usage: bash compare/clients/run.sh <node-postgres|postgres-js|pg-regress|psycopg> [--ways direct,pipe,proxy]
+#   usage: bash compare/clients/run.sh <node-postgres|postgres-js|pg-regress|psycopg|isolation> [--ways direct,pipe,proxy]
 # Run as root (the cluster runs as OS user postgres). Prerequisites and checkouts: README.md.
 set -u
 . "$(dirname "$0")/lib/common.sh"
