@@ -12,6 +12,14 @@ import {
   type ResolvedPoolConfig,
 } from "./pool-config.js";
 import { ResetKind, strongerReset } from "./reset-kind.js";
+
+/**
+ * The reset of settings alone. RESET ALL leaves `role` and `session_authorization` as they are
+ * (PostgreSQL marks both GUC_NO_RESET_ALL): a pooled connection must not keep a client's SET ROLE
+ * or SET SESSION AUTHORIZATION for the next one, so they are reset first (DISCARD ALL does so too).
+ */
+export const RESET_SETTINGS = "SET SESSION AUTHORIZATION DEFAULT; RESET ROLE; RESET ALL";
+
 import { type QueueNode, WaiterQueue } from "./waiter-queue.js";
 
 /** Where a pooled connection stands. */
@@ -389,7 +397,7 @@ export class Pool implements LeaseOwner {
     const run = async (): Promise<void> => {
       if (connection.txStatus !== "I") await connection.simpleQuery("ROLLBACK", { timeoutMs });
       // DISCARD ALL refuses to run inside a transaction block, so it is sent alone.
-      await connection.simpleQuery(kind === ResetKind.full ? "DISCARD ALL" : "RESET ALL", { timeoutMs });
+      await connection.simpleQuery(kind === ResetKind.full ? "DISCARD ALL" : RESET_SETTINGS, { timeoutMs });
     };
     run().then(
       () => {

@@ -1,8 +1,9 @@
 /**
  * How much of a session must be undone before a pooled connection serves another client.
  * - `none`: nothing changed.
- * - `settings`: only run-time settings changed (SET, set_config); `RESET ALL` undoes them and
- *   keeps server-side prepared statements, so the proxy's lazily prepared statements survive.
+ * - `settings`: only run-time settings changed (SET, set_config); `RESET ALL` (with the role and
+ *   session authorization reset first: pool.ts `RESET_SETTINGS`) undoes them and keeps
+ *   server-side prepared statements, so the proxy's lazily prepared statements survive.
  * - `full`: anything else (temp tables, LISTEN, SQL-level PREPARE, SET ROLE, session advisory
  *   locks, WITH HOLD cursors, a transaction left open); `DISCARD ALL` undoes it all.
  */

@@ -204,6 +204,22 @@ describe("Pool against real PostgreSQL", () => {
     expect(pool.stats().resets).toBe(1);
   });
 
+  it("resets SET ROLE and SET SESSION AUTHORIZATION with the settings, which RESET ALL alone leaves", async () => {
+    const pool = makePool({ max: 1 });
+    const first = await pool.acquire();
+    await first.connection.simpleQuery("SET SESSION AUTHORIZATION md5_user");
+    await first.connection.simpleQuery("RESET SESSION AUTHORIZATION; SET ROLE scram_user");
+    await first.connection.simpleQuery("SET SESSION AUTHORIZATION clear_user");
+    // What a rolled-back block leaves: the proxy no longer knows the settings, only that some changed.
+    first.connection.markDirty("settings");
+    first.release();
+    await using second = await pool.acquire();
+    const row = (
+      await second.connection.simpleQuery("SELECT current_user, session_user, current_setting('role')")
+    ).rows[0]!;
+    expect(row).toEqual(["postgres", "postgres", "none"]);
+  });
+
   it("runs DISCARD ALL on release({ reset: true }): prepared statements and temp tables are gone", async () => {
     const pool = makePool({ max: 1 });
     const first = await pool.acquire();
