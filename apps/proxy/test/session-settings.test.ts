@@ -69,6 +69,22 @@ describe("settings replay", () => {
     );
   });
 
+  it("forgets a SET ROLE when SESSION AUTHORIZATION is set or reset, as PostgreSQL ends it then", () => {
+    const settings = new SessionSettings();
+    const set = (name: string, text: string) =>
+      settings.record(analysis({ kind: "set", local: false, name }, text));
+    set("session_authorization", "SET SESSION AUTHORIZATION regress_u8");
+    set("role", "SET ROLE regress_u9");
+    expect(settings.replayFor(new Map())).toBe("SET SESSION AUTHORIZATION regress_u8; SET ROLE regress_u9");
+    settings.record(
+      analysis({ kind: "reset", local: false, name: "session_authorization" }, "RESET SESSION AUTHORIZATION"),
+    );
+    expect(settings.replayFor(new Map())).toBeNull();
+    set("role", "SET ROLE regress_u9");
+    set("session_authorization", "SET SESSION AUTHORIZATION regress_u10");
+    expect(settings.replayFor(new Map())).toBe("SET SESSION AUTHORIZATION regress_u10");
+  });
+
   it("replays settings in the order of their latest change", () => {
     const settings = SessionSettings.fromStartup({ application_name: "a" });
     settings.record(

@@ -88,7 +88,16 @@ export class SessionSettings {
    * set_config(..., true) end with their transaction and are not recorded.
    */
   record(analysis: Analysis): void {
-    for (const effect of analysis.sessionEffects) this.recordEffect(effect, analysis);
+    for (const effect of analysis.sessionEffects) {
+      this.recordEffect(effect, analysis);
+      // SET and RESET SESSION AUTHORIZATION also end a SET ROLE: the role is none again.
+      if (
+        !effect.local &&
+        (effect.kind === "set" || effect.kind === "reset") &&
+        effect.name?.toLowerCase() === "session_authorization"
+      )
+        this.values.delete("role");
+    }
     this.resetSentAsStartup = false;
   }
 
