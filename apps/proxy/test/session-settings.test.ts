@@ -85,6 +85,18 @@ describe("settings replay", () => {
     expect(settings.replayFor(new Map())).toBe("SET SESSION AUTHORIZATION regress_u10");
   });
 
+  it("resets another client's SESSION AUTHORIZATION and ROLE before any other setting", () => {
+    const applied = new Map([
+      ["lo_compat_privileges", "SET lo_compat_privileges = true"],
+      ["session_authorization", "SET SESSION AUTHORIZATION regress_u4"],
+      ["role", "SET ROLE regress_u5"],
+    ]);
+    // RESET lo_compat_privileges needs the login role's rights: it must not run as regress_u4.
+    expect(new SessionSettings().replayFor(applied)).toBe(
+      "RESET session_authorization; RESET role; RESET lo_compat_privileges",
+    );
+  });
+
   it("replays settings in the order of their latest change", () => {
     const settings = SessionSettings.fromStartup({ application_name: "a" });
     settings.record(

@@ -1,6 +1,9 @@
 import type { Analysis, SessionEffect } from "@geo/sql";
 import { quoteLiteral, settingName } from "./settings/quote.js";
 
+/** The settings that decide which role runs a statement, reset before any other in a replay. */
+const IDENTITY_SETTINGS: readonly string[] = ["session_authorization", "role"];
+
 export { quoteLiteral, settingName } from "./settings/quote.js";
 
 /**
@@ -159,8 +162,15 @@ export class SessionSettings {
    */
   replayFor(applied: ReadonlyMap<string, string>): string | null {
     const statements: string[] = [];
+    // Another client's SET SESSION AUTHORIZATION or SET ROLE goes first: the resets after it may
+    // need the login role's privileges (RESET of a superuser-only setting fails as that role).
+    for (const name of IDENTITY_SETTINGS) {
+      if (applied.has(name) && applied.get(name) !== this.values.get(name))
+        statements.push(`RESET ${settingName(name)}`);
+    }
     for (const name of applied.keys()) {
-      if (!this.values.has(name)) statements.push(`RESET ${settingName(name)}`);
+      if (!this.values.has(name) && !IDENTITY_SETTINGS.includes(name))
+        statements.push(`RESET ${settingName(name)}`);
     }
     for (const [name, statement] of this.values) {
       if (applied.get(name) !== statement) statements.push(statement);
