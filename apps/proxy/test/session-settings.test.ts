@@ -93,7 +93,7 @@ describe("settings replay", () => {
     ]);
     // RESET lo_compat_privileges needs the login role's rights: it must not run as regress_u4.
     expect(new SessionSettings().replayFor(applied)).toBe(
-      "RESET session_authorization; RESET role; RESET lo_compat_privileges",
+      `RESET session_authorization; RESET "role"; RESET lo_compat_privileges`,
     );
   });
 
