@@ -570,6 +570,27 @@ export class Session implements ClientHandler, SessionPort {
         if (this.txn !== null) this.txn.settingsLegs.add(leg);
         else this.settings.markApplied(leg.connection.appliedSettings);
       }
+      if (
+        analysis.sessionEffects.some(
+          (effect) =>
+            effect.kind === "set-config" &&
+            !effect.local &&
+            (effect.name === undefined || effect.value === undefined),
+        )
+      ) {
+        // set_config of a value (or name) the proxy cannot know, computed or a parameter: the
+        // setting lives on this connection only. The session keeps the connection, as after a
+        // statement it could not read, and the connection is reset before anyone else uses it.
+        this.pins.holdUnknown();
+        leg.connection.markDirty("full");
+        if (this.pinnedLeg === null) {
+          this.legs.pin(leg);
+          this.log.info(
+            { region: leg.region },
+            "session pinned to its connection (a setting the proxy cannot replay)",
+          );
+        }
+      }
       if (SessionPins.pins(analysis) && this.pins.pinned && this.pinnedLeg === null) {
         this.legs.pin(leg);
         leg.connection.markDirty("full");
