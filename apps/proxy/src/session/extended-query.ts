@@ -466,34 +466,9 @@ export class ExtendedQuery {
    * are those the block sees.
    */
   private async learnParameterTypes(statement: ClientStatement): Promise<void> {
-    const session = this.session;
-    const region = session.runtime.router.describeRegion(statement.analysis);
-    const borrowed =
-      session.txn === null && !session.batchLegs.has(region) && session.pinnedLeg?.region !== region;
-    const mode: StatementMode = borrowed ? { extended: false, final: false } : EXTENDED;
-    const describeRoute: Route = { kind: "region", region, readOnly: true, anywhere: false };
-    await session.runRouted(statement.analysis, describeRoute, mode, (leg) => {
-      const name = this.prepareOn(leg, statement);
-      session.relay.expect({
-        leg,
-        kind: "describe-statement",
-        mode: "silent",
-        inspect: (reply) => {
-          if (reply.code !== BackendCode.ParameterDescription) return;
-          const description = decodeParameterDescription(reply.payload);
-          if (!isProtocolFault(description)) statement.describedTypes = description.typeOids;
-        },
-      });
-      if (!borrowed) {
-        leg.write([encodeDescribe({ target: "S", name }), Messages.flush]);
-        if (this.unnamed?.leg === leg && this.unnamed.statement === statement)
-          this.unnamed.writeCount = leg.writeCount;
-        return;
-      }
-      session.relay.expect({ leg, kind: "sync", mode: "silent", done: () => session.releaseLeg(leg) });
-      leg.write([encodeDescribe({ target: "S", name }), Messages.sync]);
-    });
-    await session.settle();
+    const region = this.session.runtime.router.describeRegion(statement.analysis);
+    await this.describeOnServer(statement, region, false);
+    await this.session.settle();
   }
 
   /** The bound values the route needs, as text; binary keys of known types are decoded. */
@@ -675,8 +650,22 @@ export class ExtendedQuery {
       executes && session.pinnedLeg !== null
         ? session.pinnedLeg.region
         : session.runtime.router.describeRegion(statement.analysis);
-    // Outside a transaction, a connection taken only to describe is synced and given back at
-    // once (pipelined, no extra round trip): the Bind that follows may well go elsewhere.
+    await this.describeOnServer(statement, region, true);
+  }
+
+  /**
+   * Describes `statement` on a connection of `region`, prepared there first if need be: for the
+   * client (its answer relayed, the columns it will decode by recorded) or for the proxy alone
+   * (only the parameter types kept; flushed, so the answer comes now). Outside a transaction, a
+   * connection taken only to describe is synced and given back at once (pipelined, no extra
+   * round trip): the Bind that follows may well go elsewhere.
+   */
+  private async describeOnServer(
+    statement: ClientStatement,
+    region: string,
+    forClient: boolean,
+  ): Promise<void> {
+    const session = this.session;
     const borrowed =
       session.txn === null && !session.batchLegs.has(region) && session.pinnedLeg?.region !== region;
     const mode: StatementMode = borrowed ? { extended: false, final: false } : EXTENDED;
@@ -686,9 +675,9 @@ export class ExtendedQuery {
       session.relay.expect({
         leg,
         kind: "describe-statement",
-        mode: "relay",
+        mode: forClient ? "relay" : "silent",
         inspect: (reply) => {
-          const shape = shapeOf(reply);
+          const shape = forClient ? shapeOf(reply) : null;
           if (shape !== null) {
             // What the client now decodes rows by, and what this copy answers with.
             statement.resultShape = shape;
@@ -702,7 +691,12 @@ export class ExtendedQuery {
         },
       });
       if (!borrowed) {
-        leg.write(encodeDescribe({ target: "S", name }));
+        // The client's own Flush or Sync follows its Describe; the proxy's needs one now.
+        leg.write(
+          forClient
+            ? encodeDescribe({ target: "S", name })
+            : [encodeDescribe({ target: "S", name }), Messages.flush],
+        );
         // A Describe leaves the unnamed statement as it was.
         if (this.unnamed?.leg === leg && this.unnamed.statement === statement)
           this.unnamed.writeCount = leg.writeCount;
