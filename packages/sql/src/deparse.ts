@@ -1,10 +1,12 @@
 import { Deparser } from "pgsql-deparser";
-import type { Node, SelectStmt, TypeName } from "./ast.js";
+import type { Node, SelectStmt, TypeCast, TypeName } from "./ast.js";
 import { nodeAs } from "./ast.js";
 import { parseOne } from "./parser.js";
 
 type DeparserContext = Parameters<Deparser["SelectStmt"]>[1];
-type DeparserNode<K extends "NullTest" | "BooleanTest"> = Parameters<Deparser[K]>[0];
+type DeparserNode<K extends "NullTest" | "BooleanTest" | "TypeName" | "TypeCast"> = Parameters<
+  Deparser[K]
+>[0];
 
 /** Operands that print as one token or a closed form (a call, a cast, a parenthesised list). */
 const SIMPLE_OPERANDS = new Set([
@@ -48,6 +50,27 @@ class GeoDeparser extends Deparser {
     return SIMPLE_OPERANDS.has(tag ?? "") ? text : `(${text})`;
   }
 
+  /**
+   * pgsql-deparser prints some pg_catalog types bare (`pg_catalog.text` as `text`, `pg_catalog.bit`
+   * as `bit`, which PostgreSQL reads as bit(1)), in a cast always. A plain pg_catalog name whose
+   * printed form does not read back as itself is printed qualified and quoted, which always does.
+   */
+  override TypeName(node: DeparserNode<"TypeName">, context: DeparserContext): string {
+    const text = super.TypeName(node, context);
+    const name = plainCatalogName(node as unknown as TypeName);
+    return name === undefined || readsBackAsCatalogType(text, name) ? text : qualified(name);
+  }
+
+  override TypeCast(node: DeparserNode<"TypeCast">, context: DeparserContext): string {
+    const cast = node as unknown as TypeCast;
+    const name = cast.typeName === undefined ? undefined : plainCatalogName(cast.typeName);
+    const text = super.TypeCast(node, context);
+    if (name === undefined || text.startsWith("CAST(")) return text;
+    // The `arg::type` form, with the type as the base printed it (its `pg_catalog.` dropped).
+    if (readsBackAsCatalogType(text.slice(text.lastIndexOf("::") + 2), name)) return text;
+    return `CAST(${this.visit(cast.arg as never, context)} AS ${qualified(name)})`;
+  }
+
   override SelectStmt(node: DeparserSelect, context: DeparserContext): string {
     const select = node as unknown as SelectStmt;
     if (select.limitOption !== "LIMIT_OPTION_WITH_TIES" || select.limitCount === undefined)
@@ -64,6 +87,42 @@ class GeoDeparser extends Deparser {
     for (const clause of select.lockingClause ?? []) parts.push(this.visit(clause as never, context));
     return parts.join(" ");
   }
+}
+
+const readBack = new Map<string, boolean>();
+
+/** Whether `text` as a type name is read as `pg_catalog.<name>` with no type modifier. */
+function readsBackAsCatalogType(text: string, name: string): boolean {
+  const key = `${text}\u0000${name}`;
+  let same = readBack.get(key);
+  if (same === undefined) {
+    const cast = nodeAs(
+      nodeAs(nodeAs(parseOne(`SELECT NULL::${text}`), "SelectStmt")?.targetList?.[0], "ResTarget")?.val,
+      "TypeCast",
+    );
+    const names = (cast?.typeName?.names ?? []).map((n) => nodeAs(n, "String")?.sval);
+    same =
+      names.length === 2 &&
+      names[0] === "pg_catalog" &&
+      names[1] === name &&
+      cast?.typeName?.typmods === undefined &&
+      cast?.typeName?.arrayBounds === undefined;
+    readBack.set(key, same);
+  }
+  return same;
+}
+
+/** `X` of a type name written `pg_catalog.X` with no modifier, bounds or SETOF. */
+function plainCatalogName(type: TypeName): string | undefined {
+  const names = (type.names ?? []).map((name) => nodeAs(name, "String")?.sval);
+  if (names.length !== 2 || names[0] !== "pg_catalog") return undefined;
+  if (type.typmods !== undefined || type.arrayBounds !== undefined || type.setof === true) return undefined;
+  if (type.pct_type === true) return undefined;
+  return names[1];
+}
+
+function qualified(name: string): string {
+  return `pg_catalog."${name.replace(/"/g, '""')}"`;
 }
 
 /**

@@ -64,3 +64,9 @@ export const packageName = "@geo/sql";
 export { RewriteMismatch } from "./deparse.js";
 export { BINARY_SCALAR_NAMES } from "./home-relation.js";
 export { preparedStatementText } from "./prepared-text.js";
+export {
+  bindSqlExecute,
+  type ParameterType,
+  type SqlExecuteBinding,
+  type SqlPrepared,
+} from "./sql-execute.js";

@@ -46,10 +46,14 @@ function figure(node: Node | undefined): { name: string; strength: number } {
         case "ARRAY_SUBLINK":
           return { name: "array", strength: 2 };
         case "EXPR_SUBLINK": {
-          const select = nodeAs(link.subselect, "SelectStmt");
+          // PostgreSQL names it after the sub-query's first output column, whatever named that.
+          let select = nodeAs(link.subselect, "SelectStmt");
+          while (select !== undefined && select.op !== undefined && select.op !== "SETOP_NONE") {
+            select = select.larg;
+          }
           const first = nodeAs(select?.targetList?.[0], "ResTarget");
-          if (first?.name !== undefined) return { name: first.name, strength: 2 };
-          return figure(first?.val);
+          if (first === undefined) return { name: "?column?", strength: 0 };
+          return { name: outputName(first), strength: 2 };
         }
         default:
           return { name: "?column?", strength: 0 };
@@ -58,7 +62,7 @@ function figure(node: Node | undefined): { name: string; strength: number } {
     case "CaseExpr": {
       const c = nodeAs(node, "CaseExpr");
       const inner = figure(c?.defresult);
-      return inner.strength === 0 ? { name: "case", strength: 1 } : inner;
+      return inner.strength <= 1 ? { name: "case", strength: 1 } : inner;
     }
     case "A_ArrayExpr":
       return { name: "array", strength: 2 };
