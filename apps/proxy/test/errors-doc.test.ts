@@ -138,6 +138,13 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
   "proxy.refuseSecondWriteRegion": [["eu", "us"]],
   "proxy.refuseBatchAcrossRegions": [["eu", "us"]],
   "proxy.refuseSqlPrepareAcrossRegions": [["eu", "regions eu, us"]],
+  "proxy.duplicatePreparedStatement": [["p"]],
+  "proxy.sqlExecuteArity": [["p", 1, 2]],
+  "proxy.refuseSqlExecuteArgument": [
+    ["p", 1, "pg_catalog.timestamptz"],
+    ["p", 0, ""],
+  ],
+  "proxy.refuseHeldExecuteExtended": [["p"]],
   "proxy.refuseUnqualifiedTable": [["users", "public.users"]],
   "proxy.unknownStatement": [["s1"]],
   "proxy.unknownPortal": [["p1"]],

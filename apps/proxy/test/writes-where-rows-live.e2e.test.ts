@@ -98,16 +98,4 @@ describe("SQL PREPARE and EXECUTE", () => {
     expect(executed.rows).toEqual([[String(expected.rows[0].count)]]);
     expect((await client.query("DEALLOCATE alice_orders")).error).toBeUndefined();
   });
-
-  it("refuses one whose EXECUTE would answer with one region's rows only", async () => {
-    for (const sql of [
-      "PREPARE all_orders AS SELECT count(*) FROM orders",
-      "PREPARE bob_orders AS SELECT count(*) FROM orders WHERE tenant_id = 'bob'",
-      "PREPARE add_user (text) AS INSERT INTO users (tenant_id, id, name, country, age) VALUES ($1, 99, 'x', 'FR', 1)",
-    ]) {
-      const result = await client.query(sql);
-      expect(result.error?.code, sql).toBe("0A000");
-    }
-    expect((await client.query("EXECUTE all_orders")).error?.code).toBe("26000");
-  });
 });

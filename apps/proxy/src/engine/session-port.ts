@@ -9,6 +9,7 @@ import type { ObservedClient } from "../observability/observed-client.js";
 import type { SessionReplicas } from "../replicas/session-replicas.js";
 import type { Route } from "../routing/router.js";
 import type { ProxyRuntime } from "../server/runtime.js";
+import type { HeldSqlStatements } from "../session/held-sql-statements.js";
 import type { SessionPins } from "../session/session-pins.js";
 import type { SessionSettings } from "../session/session-settings.js";
 import type { Transaction } from "../session/transaction.js";
@@ -66,6 +67,8 @@ export interface SessionPort {
   readonly replicas: SessionReplicas;
   /** Replicated tables this session wrote at their writer: read from there from now on. */
   readonly writerReads: Set<string>;
+  /** SQL-level prepared statements the proxy holds because they run outside the session's region. */
+  readonly sqlStatements: HeldSqlStatements;
   /** Work outside the connections that a CancelRequest must stop too (a scatter's regions). */
   readonly cancelHooks: Set<() => void>;
   readonly observed: ObservedClient;

@@ -59,14 +59,57 @@ export function refuseBatchAcrossRegions(written: string, attempted: string): Pg
 }
 
 /**
- * An SQL-level PREPARE whose statement would not run entirely in the region the session's
- * prepared statements live in: each EXECUTE would read or write that region's rows only.
+ * An SQL-level PREPARE sent with the extended protocol whose statement would not run entirely in
+ * the region the session's prepared statements live in: each EXECUTE would read or write that
+ * region's rows only. (Sent as a simple query, geoproxy holds it and routes each EXECUTE.)
  */
 export function refuseSqlPrepareAcrossRegions(region: string, where: string): PgError {
   return new PgError({
     code: SqlState.feature_not_supported,
-    message: `PREPARE of a statement that runs in ${where} is not supported: its EXECUTE would run in region ${region} alone`,
-    hint: "Use the driver's prepared statements (protocol Parse/Bind), which geoproxy routes by their bound values, or send the statement itself.",
+    message: `PREPARE of a statement that runs in ${where} is not supported through Parse/Bind: its EXECUTE would run in region ${region} alone`,
+    hint: "Send the PREPARE as a simple query (geoproxy then routes each EXECUTE by its arguments), or use the driver's prepared statements (protocol Parse/Bind).",
+  });
+}
+
+/** PREPARE of a name already prepared in this session (PostgreSQL's own error). */
+export function duplicatePreparedStatement(name: string): PgError {
+  return new PgError({
+    code: SqlState.duplicate_prepared_statement,
+    message: `prepared statement "${name}" already exists`,
+  });
+}
+
+/** EXECUTE with another number of arguments than the statement has parameters (PostgreSQL's own error). */
+export function sqlExecuteArity(name: string, expected: number, got: number): PgError {
+  return new PgError({
+    code: SqlState.syntax_error,
+    message: `wrong number of parameters for prepared statement "${name}"`,
+    detail: `Expected ${expected} parameters but got ${got}.`,
+  });
+}
+
+/**
+ * EXECUTE of a statement geoproxy holds (it spans regions) with an argument it cannot write as a
+ * constant of its parameter's type exactly as PostgreSQL would coerce it (an expression, a cast to
+ * another type), or a statement that cannot be rewritten at all (position 0).
+ */
+export function refuseSqlExecuteArgument(name: string, position: number, type: string): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message:
+      position > 0
+        ? `EXECUTE ${name}: argument ${position} is not a constant geoproxy can pass as ${type}`
+        : `EXECUTE ${name} cannot be rewritten with its arguments for routing`,
+    hint: "Pass each argument as a quoted literal ('...'), a number or NULL, or use the driver's prepared statements (protocol Parse/Bind).",
+  });
+}
+
+/** EXECUTE, sent with Parse/Bind, of a statement geoproxy holds because it spans regions. */
+export function refuseHeldExecuteExtended(name: string): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message: `EXECUTE ${name} through Parse/Bind is not supported: geoproxy holds that statement because it runs outside the session's region`,
+    hint: "Send EXECUTE as a simple query, or use the driver's prepared statements (protocol Parse/Bind) instead of SQL PREPARE.",
   });
 }
 

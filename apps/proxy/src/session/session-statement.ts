@@ -1,10 +1,11 @@
-import { encodeCommandComplete, encodeQuery, PgError } from "@geo/proto";
-import { type Analysis, preparedStatementText } from "@geo/sql";
+import { encodeCommandComplete, encodeQuery } from "@geo/proto";
+import type { Analysis } from "@geo/sql";
 import type { SessionPort } from "../engine/session-port.js";
 import type { StatementMode } from "../engine/statement-mode.js";
-import { refuseSqlPrepareAcrossRegions } from "../errors/catalog.js";
+import { refuseHeldExecuteExtended, refuseSqlPrepareAcrossRegions } from "../errors/catalog.js";
 import type { Route } from "../routing/router.js";
 import { resetToStartup, sendResetToStartup } from "./settings/reset-to-startup.js";
+import { heldNameInUse, preparedElsewhere, prepareHeld } from "./sql-prepared.js";
 
 /** SET, RESET, DISCARD, LISTEN...: run where the session's state lives, then tracked. */
 export async function runSessionStatement(
@@ -28,9 +29,29 @@ export async function runSessionStatement(
     if (mode.final) session.relay.local({ bytes: () => session.readyForQuery() });
     return;
   }
-  const prepareRefused = refusePrepareElsewhere(session, analysis, region);
-  if (prepareRefused !== null) {
-    session.fail(prepareRefused, mode);
+  if (
+    effect?.kind === "deallocate" &&
+    effect.name !== undefined &&
+    session.sqlStatements.forget(effect.name)
+  ) {
+    session.relay.local({ bytes: encodeCommandComplete({ tag: "DEALLOCATE" }) });
+    if (mode.final) session.relay.local({ bytes: () => session.readyForQuery() });
+    return;
+  }
+  // A simple query's EXECUTE of a held statement never gets here (simple-query.ts binds it).
+  if (effect?.kind === "execute" && session.sqlStatements.has(effect.name ?? "")) {
+    session.fail(refuseHeldExecuteExtended(effect.name ?? ""), mode);
+    return;
+  }
+  const inUse = heldNameInUse(session, analysis);
+  if (inUse !== null) {
+    session.fail(inUse, mode);
+    return;
+  }
+  const elsewhere = preparedElsewhere(session, analysis, region);
+  if (elsewhere !== null && effect?.kind === "prepare") {
+    if (mode.extended) session.fail(refuseSqlPrepareAcrossRegions(region, elsewhere), mode);
+    else await prepareHeld(session, analysis, region, effect.name ?? "", mode);
     return;
   }
   const route: Route = { kind: "region", region, readOnly: true, anywhere: false };
@@ -83,31 +104,4 @@ export async function runSessionStatement(
   }
   if (analysis.sessionEffects.every((effect) => effect.local)) txn.localSettings.push(sql);
   await session.settle();
-}
-
-/**
- * SQL-level prepared statements live on the connection the PREPARE ran on, and every EXECUTE
- * runs there: a statement is prepared only when all of it runs in that connection's region
- * (always, with one region). Null when it may be prepared; otherwise the refusal.
- */
-function refusePrepareElsewhere(session: SessionPort, analysis: Analysis, region: string): PgError | null {
-  const router = session.runtime.router;
-  if (router.topology.regions.length === 1) return null;
-  if (!analysis.sessionEffects.some((effect) => effect.kind === "prepare")) return null;
-  const text = preparedStatementText(analysis.text);
-  if (text === undefined) return null;
-  const inner = router.analyze(text);
-  // A statement the proxy cannot read is the server's to refuse at PREPARE.
-  if (inner instanceof PgError) return null;
-  const decided = router.plan(inner);
-  if (decided.kind === "local" || (decided.kind === "single" && decided.region === region)) return null;
-  const where =
-    decided.kind === "single"
-      ? `region ${decided.region}`
-      : decided.kind === "scatter" || decided.kind === "distributed-write"
-        ? `regions ${decided.regions.join(", ")}`
-        : decided.kind === "deferred"
-          ? "the region its arguments choose"
-          : "no single region";
-  return refuseSqlPrepareAcrossRegions(region, where);
 }

@@ -46,6 +46,7 @@ import type { ProxyRuntime } from "../server/runtime.js";
 import { ClientConnection, type ClientHandler, type SessionPhase } from "../wire/client-connection.js";
 import { ExtendedQuery } from "./extended-query.js";
 import { runFunctionCall } from "./function-call.js";
+import { HeldSqlStatements } from "./held-sql-statements.js";
 import { logIn } from "./login.js";
 import { SessionPins } from "./session-pins.js";
 import { SessionSettings } from "./session-settings.js";
@@ -86,6 +87,7 @@ export class Session implements ClientHandler, SessionPort {
   readonly block: TransactionBlock;
   /** Replicated tables this session wrote at their writer: read from there from now on (read-your-writes). */
   readonly writerReads = new Set<string>();
+  readonly sqlStatements = new HeldSqlStatements();
   /** Read-your-writes over replicas, and the replica connections of the batch in flight. */
   readonly replicas = new SessionReplicas();
   /** Statements of the current extended batch whose pin removals wait for its Sync. */
@@ -550,8 +552,10 @@ export class Session implements ClientHandler, SessionPort {
             (effect.kind === "deallocate" && effect.name === undefined) ||
             (effect.kind === "discard" && effect.value === "all"),
         )
-      )
+      ) {
         this.extended.forgetStatements();
+        this.sqlStatements.clear();
+      }
       if (leg !== null) this.recordReportedValues(leg, analysis);
       // Mid-batch outside a block the batch may still fail and roll back: removals wait for Sync.
       const batchOpen = this.txn === null && this.extended.inBatch;

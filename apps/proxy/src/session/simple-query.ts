@@ -18,6 +18,7 @@ import type { Route } from "../routing/router.js";
 import { runConsole } from "./console-statement.js";
 import { runSessionStatement } from "./session-statement.js";
 import { resetToStartup } from "./settings/reset-to-startup.js";
+import { boundExecute, preparedElsewhere } from "./sql-prepared.js";
 import type { Transaction } from "./transaction.js";
 
 const FINAL: StatementMode = { extended: false, final: true };
@@ -67,10 +68,18 @@ export async function runSimpleQuery(session: SessionPort, frame: Frame): Promis
  */
 export async function runStatement(
   session: SessionPort,
-  analysis: Analysis,
+  given: Analysis,
   mode: StatementMode,
   queryBytes: Buffer | null,
 ): Promise<void> {
+  // An EXECUTE of a statement the proxy holds runs as that statement (sql-prepared.ts).
+  const bound = boundExecute(session, given);
+  if (bound instanceof PgError) {
+    if (!session.refuseInFailedBlock(given, mode)) session.fail(bound, mode);
+    return;
+  }
+  const analysis = bound ?? given;
+  if (bound !== null) queryBytes = null;
   const moves = session.runtime.moves;
   if (moves === undefined) return runAdmitted(session, analysis, mode, queryBytes);
   if (session.refuseInFailedBlock(analysis, mode)) return;
@@ -203,8 +212,10 @@ function singleRegion(
   // server, whose reset values are the pooled connection's, cannot know: each statement runs on
   // its own then (session-statement.ts sends that RESET as the SETs it means for this client).
   if (analyses.some((analysis) => resetToStartup(session.settings, analysis, true) !== null)) return null;
-  // So does a DEALLOCATE of a statement prepared with the protocol, which the proxy holds.
+  // So does a DEALLOCATE of a statement prepared with the protocol, which the proxy holds, and
+  // a PREPARE, EXECUTE or DEALLOCATE of an SQL statement the proxy holds or would hold.
   if (analyses.some((analysis) => deallocatesProtocolStatement(session, analysis))) return null;
+  if (analyses.some((analysis) => touchesHeldStatement(session, analysis))) return null;
   let region: string | null = null;
   for (const [i, route] of routes.entries()) {
     if (route.kind === "region") {
@@ -259,6 +270,28 @@ async function finishImplicit(session: SessionPort, txn: Transaction, commit: bo
   if (!committed) session.settings.restore(txn.settingsBefore);
   txn.settleSettings(committed, (applied) => session.settings.markApplied(applied));
   for (const leg of legs) session.releaseLeg(leg);
+}
+
+function touchesHeldStatement(session: SessionPort, analysis: Analysis): boolean {
+  for (const effect of analysis.sessionEffects) {
+    if (
+      (effect.kind === "execute" || effect.kind === "prepare") &&
+      session.sqlStatements.has(effect.name ?? "")
+    ) {
+      return true;
+    }
+    if (effect.kind === "deallocate" && effect.name !== undefined && session.sqlStatements.has(effect.name)) {
+      return true;
+    }
+    if (effect.kind === "prepare") {
+      const region =
+        session.txn?.primaryLeg()?.region ??
+        session.pinnedLeg?.region ??
+        session.runtime.router.topology.home.id;
+      if (preparedElsewhere(session, analysis, region) !== null) return true;
+    }
+  }
+  return false;
 }
 
 function deallocatesProtocolStatement(session: SessionPort, analysis: Analysis): boolean {
