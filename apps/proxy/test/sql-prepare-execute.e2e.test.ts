@@ -150,3 +150,16 @@ describe("SQL PREPARE of a statement spanning regions", () => {
     expect(parsed[parsed.length - 1]).toBe("ReadyForQuery I");
   });
 });
+
+describe("ROUTE EXECUTE", () => {
+  it("routes an EXECUTE of a held statement as the statement it runs", async () => {
+    await same("PREPARE routed_by (text) AS SELECT count(*) FROM orders WHERE tenant_id = $1");
+    const lines = await exchange(proxied, encodeQuery({ sql: "ROUTE EXECUTE routed_by('bob')" }));
+    expect(lines).toContain(
+      `DataRow ["executes","SELECT count(*) FROM orders WHERE tenant_id = CAST('bob' AS pg_catalog.\\"text\\")"]`,
+    );
+    expect(lines).toContain('DataRow ["plan","one region: us-east (ReadOnly)"]');
+    const refused = await exchange(proxied, encodeQuery({ sql: "ROUTE EXECUTE routed_by(1, 2)" }));
+    expect(refused).toContain('DataRow ["plan","refused [42601]"]');
+  });
+});

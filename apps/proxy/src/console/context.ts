@@ -7,6 +7,7 @@ import type {
   TransactionOutcome,
 } from "@geo/admin";
 import type { Directory, GeoConfig, ParamValue, Plan, Topology } from "@geo/core";
+import type { PgError } from "@geo/proto";
 import type { Analysis, Analyzer } from "@geo/sql";
 import type { RegionPoolStats } from "../observability/region-pool-stats.js";
 import type { ReplicaService } from "../replicas/replica-service.js";
@@ -40,6 +41,11 @@ export interface ConsoleContext {
   readonly replicas?: ReplicaService | undefined;
   /** The client's IP address: under trust authentication only local clients may DRAIN or UNDRAIN. */
   readonly clientAddress?: string | undefined;
+  /**
+   * An EXECUTE of an SQL prepared statement the client's session holds (it spans regions), as
+   * the statement it runs, or why it cannot run; null for any other statement (ROUTE EXECUTE).
+   */
+  readonly heldExecute?: ((analysis: Analysis) => Analysis | PgError | null) | undefined;
 }
 
 /** The observed state the console reads; the proxy's observability module provides it. */

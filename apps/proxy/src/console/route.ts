@@ -1,4 +1,5 @@
 import { formatPlan } from "@geo/core";
+import { PgError } from "@geo/proto";
 import { type Analysis, SqlAnalysisError } from "@geo/sql";
 import { replicaRouteRow } from "../replicas/route-replica.js";
 import { type ConsoleHandler, selectRows } from "./console-command.js";
@@ -43,8 +44,19 @@ export const route: ConsoleHandler = {
       ];
       return selectRows(ROUTE_COLUMNS, rows);
     }
+    const held = ctx.heldExecute?.(analysis) ?? null;
+    if (held instanceof PgError) {
+      return selectRows(ROUTE_COLUMNS, [
+        ["plan", `refused [${held.code}]`],
+        ["reason", held.message],
+        ...(held.hint === undefined ? [] : [["hint", held.hint]]),
+      ]);
+    }
+    // A held EXECUTE runs as its statement with the arguments written in: route that.
+    if (held !== null) analysis = held;
     const plan = ctx.plan(analysis);
     return selectRows(ROUTE_COLUMNS, [
+      ...(held === null ? [] : [["executes", held.text]]),
       ...explainRows(formatPlan(analysis, plan)),
       ...replicaRouteRow(analysis, plan, ctx.replicas),
     ]);

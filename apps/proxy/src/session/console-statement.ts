@@ -3,6 +3,7 @@ import type { Analysis } from "@geo/sql";
 import { runConsoleCommand } from "../console/index.js";
 import type { SessionPort } from "../engine/session-port.js";
 import type { StatementMode } from "../engine/statement-mode.js";
+import { boundExecute } from "./sql-prepared.js";
 
 /** Console commands answered from the proxy's own state, as an ordinary result set. */
 export function runConsole(
@@ -11,10 +12,10 @@ export function runConsole(
   mode: StatementMode,
   describe: boolean,
 ): void {
-  const result = runConsoleCommand(
-    analysis.text,
-    session.runtime.consoleContext(session.user, session.socket.remoteAddress),
-  );
+  const result = runConsoleCommand(analysis.text, {
+    ...session.runtime.consoleContext(session.user, session.socket.remoteAddress),
+    heldExecute: (statement) => boundExecute(session, statement),
+  });
   if (result instanceof PgError) {
     session.fail(result, mode);
     return;
