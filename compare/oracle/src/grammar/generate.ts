@@ -564,8 +564,12 @@ class Generator {
     return node;
   }
 
-  /** A sub-query returning at most one row of one column: an aggregate without GROUP BY. */
-  scalarSubquery(type: SqlType, env: Env): SelectNode {
+  /**
+   * A sub-query returning at most one row of one column: an aggregate without GROUP BY. Only
+   * where the caller says it is evaluated exactly once (the select list of a statement with no
+   * FROM) may it be a plain select that can return several rows.
+   */
+  scalarSubquery(type: SqlType, env: Env, evaluatedOnce = false): SelectNode {
     const ctx = this.ctx;
     const inner = this.innerEnv(env);
     const from = this.fromClause(inner, 0);
@@ -578,7 +582,7 @@ class Generator {
     if (ctx.chance(0.4)) where.push(this.predicate(innerEnv, 1));
     // Only where it is evaluated exactly once (a statement with no FROM): inside a predicate or a
     // per-row expression, whether it runs at all, and so whether 21000 is raised, is the plan's choice.
-    if (env.depth === 0 && env.scope.length === 0 && env.outer.length === 0 && ctx.chance(0.2)) {
+    if (evaluatedOnce && ctx.chance(0.2)) {
       // Not guaranteed to be one row: PostgreSQL raises 21000 when it is not; the proxy must agree.
       const cols = this.colsOf(innerEnv, type);
       return {
@@ -1372,7 +1376,7 @@ export function generateGrammarStatement(seed: number, index: number): GrammarSt
       return single(gen.setOperation(TOP));
     case "no-from": {
       const sub = gen.subquery(TOP, undefined);
-      const scalar = gen.scalarSubquery(ctx.pick(["int", "text", "num"] as const), TOP);
+      const scalar = gen.scalarSubquery(ctx.pick(["int", "text", "num"] as const), TOP, true);
       const query: SelectNode = ctx.weighted<() => SelectNode>([
         [
           3,
