@@ -86,6 +86,10 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
   "pool.backendProtocolViolation": [[addr, "unknown message code 0x00"]],
   "pool.backendAuthUnsupported": [[addr, "app", "GSS"]],
   "pool.backendPasswordMissing": [[addr, "app", "md5"]],
+  "pool.backendNeedsMoreThanMd5Hash": [
+    [addr, "app", "SCRAM-SHA-256"],
+    [addr, "app", "password"],
+  ],
   "pool.backendScramFailed": [[addr, "app", "server signature mismatch"]],
   "pool.poolQueueFull": [["eu/app@shop", 100]],
   "pool.poolCheckoutTimeout": [["eu/app@shop", 5000]],
