@@ -279,6 +279,27 @@ port = 9100
     expect(configError(`${REGIONS}\n[admin]\nbind = "0.0.0.0"\n`).code).toBe("unknown_field");
   });
 
+  it("refuses trust with passwords in auth.users, naming the file, the field and the methods that check one", () => {
+    const written = configError(
+      `${REGIONS}\n[auth]\nmethod = "trust"\nusers = [{ name = "app", password = "secret" }]\n`,
+    );
+    expect(written.code).toBe("invalid_value");
+    expect(written.path).toBe("auth.method");
+    expect(written.choices).toEqual(["scram-sha-256", "md5"]);
+    expect(written.message).toMatch(/^test\.toml:\d+: auth\.method: method "trust" checks no password/);
+    expect(written.message).toContain('auth.users "app"');
+    // Trust is the default: the error then points at the first password or verifier.
+    const defaulted = configError(
+      `${REGIONS}\n[auth]\nusers = [{ name = "ops" }, { name = "app", verifier = "md5${"0".repeat(32)}" }]\n`,
+    );
+    expect(defaulted.path).toBe("auth.users[1].verifier");
+    expect(defaulted.choices).toEqual(["scram-sha-256", "md5"]);
+    // Users without a secret (operators' names, say) stay allowed under trust.
+    expect(parseConfig(`${REGIONS}\n[auth]\nusers = [{ name = "ops" }]\n`, "geoproxy.toml").auth.method).toBe(
+      "trust",
+    );
+  });
+
   it("names the file when it cannot be read", () => {
     expect(() => loadConfig("/nonexistent/geoproxy.toml")).toThrow(/\/nonexistent\/geoproxy.toml/);
   });

@@ -346,8 +346,10 @@ function readAuth(reader: FieldReader | undefined): AuthConfig {
       ...(verifier === undefined ? {} : { verifier }),
     };
   });
+  const chosen = reader.choice("method", AUTH_METHODS, d.method);
+  if (chosen === "trust") refuseTrustWithPasswords(reader, users);
   return {
-    method: reader.choice("method", AUTH_METHODS, d.method),
+    method: chosen,
     users,
     operators: reader.stringList("operators"),
     passthrough: reader.boolean("passthrough", d.passthrough),
@@ -367,6 +369,22 @@ function readAuth(reader: FieldReader | undefined): AuthConfig {
       1_000_000,
     ),
   };
+}
+
+/**
+ * Trust lets every client in without a word, so a password (or verifier) given for a user would
+ * never be checked: an operator who wrote one meant the proxy to ask for it. The error points at
+ * `method` when it was written, else at the first password, and lists the methods that check one.
+ */
+function refuseTrustWithPasswords(reader: FieldReader, users: readonly AuthUser[]): void {
+  const index = users.findIndex((user) => user.password !== undefined || user.verifier !== undefined);
+  if (index < 0) return;
+  const user = users[index]!;
+  const secret = user.password !== undefined ? "password" : "verifier";
+  const checking = AUTH_METHODS.filter((method) => method !== "trust");
+  const detail = `method "trust" checks no password, so the ${secret} of auth.users "${user.name}" would never be asked for; choose a method that checks it, or remove the passwords from auth.users`;
+  if (reader.has("method")) reader.fail("invalid_value", "method", detail, checking);
+  reader.fail("invalid_value", `users[${index}].${secret}`, detail, checking);
 }
 
 function readPool(reader: FieldReader | undefined): PoolConfig {
