@@ -344,7 +344,7 @@ function docRows(text: string): DocRow[] {
       shapes: [...when.matchAll(/`([^`]+)`/g)].map((match) => shapePattern(match[1]!)),
       when,
       whatToDo: at("what to do"),
-      ids: [...errors.matchAll(/`([a-z]+\.[A-Za-z]+)`/g)].map((match) => match[1]!),
+      ids: [...errors.matchAll(/`([a-z]+\.[A-Za-z][A-Za-z0-9]*)`/g)].map((match) => match[1]!),
       relayed: errors.includes("relayed"),
     });
   });
