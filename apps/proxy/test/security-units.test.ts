@@ -1,4 +1,5 @@
 import { createHash, createHmac } from "node:crypto";
+import { Writable } from "node:stream";
 import { parseConfig } from "@geo/core";
 import type { ConnectOptions } from "@geo/pool";
 import {
@@ -20,8 +21,11 @@ import { tlsServerEndPoint } from "../src/auth/channel-binding.js";
 import { FailureThrottle } from "../src/auth/failure-throttle.js";
 import { LoginExchange, type LoginStep } from "../src/auth/login-exchange.js";
 import { PassthroughSecrets } from "../src/auth/passthrough-secrets.js";
+import { prepareSecurity } from "../src/auth/security.js";
 import { parseStoredPassword, type StoredCredential } from "../src/auth/stored-credential.js";
 import { VerifierStore } from "../src/auth/verifier-store.js";
+import { createLogger } from "../src/log.js";
+import { CancelRegistry } from "../src/server/cancel-registry.js";
 
 const secret = Buffer.alloc(32, 7);
 
@@ -231,6 +235,46 @@ users = [{ name = "app", password = "app-secret" }]
     const options = await optionsFor("alice", secrets);
     expect(options.scramKeys?.clientKey.equals(keys.clientKey)).toBe(true);
     expect(options.md5Hash).toBeUndefined();
+  });
+});
+
+describe("trust with passwords that serve backend logins only", () => {
+  it("starts, and says once in the log that clients are not asked for those passwords", () => {
+    const config = parseConfig(
+      `[[topology.regions]]
+id = "eu"
+home = true
+primary = { host = "10.0.0.5", port = 5432, database = "app" }
+
+[routing]
+default_placement = { placement = "pinned" }
+
+[auth]
+users = [{ name = "app", password = "app-secret" }, { name = "ops" }]
+`,
+      "t.toml",
+    );
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const log = createLogger("warn", sink);
+    const security = prepareSecurity(config);
+    security.openDoor({
+      acquireHome: () => Promise.reject(new Error("unused")),
+      cancels: new CancelRegistry(),
+      log,
+    });
+    expect(lines.map((line) => JSON.parse(line) as { msg: string; users: string[] })).toEqual([
+      expect.objectContaining({
+        users: ["app"],
+        msg: expect.stringMatching(/clients are not asked for the passwords/),
+      }),
+    ]);
+    void security.close();
   });
 });
 

@@ -134,6 +134,14 @@ export function prepareSecurity(config: GeoConfig, options: SecurityOptions = {}
     },
     openDoor(deps) {
       log = deps.log;
+      // The configuration refuses the secrets trust would leave unused; these remain, and serve
+      // backend logins only. Said once, so no one reads them as checked.
+      const backendOnly = auth.method === "trust" ? auth.users.filter((u) => u.password !== undefined) : [];
+      if (backendOnly.length > 0)
+        deps.log.warn(
+          { users: backendOnly.map((u) => u.name) },
+          'auth.method = "trust": clients are not asked for the passwords of auth.users; they only log in to backends whose endpoint names no user',
+        );
       store = new VerifierStore({
         configured,
         lookup:
