@@ -104,8 +104,8 @@ export class LoginExchange {
   private md5(payload: Buffer): LoginStep {
     const message = decodePasswordMessage(payload);
     if (isProtocolFault(message)) return this.fail(authProtocolViolation(message.message), false);
-    // A role without an MD5 hash is checked against a mock one: the same work, and it never matches
-    // (the client would have to find an MD5 preimage of an HMAC keyed by a per-process secret).
+    // A role without an MD5 hash is checked against a mock one, keyed by a per-process secret no
+    // client knows: the same work as a real check, and refused even if it ever matched.
     const stored = this.credential?.kind === "md5" ? this.credential.hash : null;
     const hash =
       stored ?? `md5${createHmac("md5", this.mockSecret).update(`md5:${this.user}`).digest("hex")}`;
