@@ -86,6 +86,10 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
   "pool.backendProtocolViolation": [[addr, "unknown message code 0x00"]],
   "pool.backendAuthUnsupported": [[addr, "app", "GSS"]],
   "pool.backendPasswordMissing": [[addr, "app", "md5"]],
+  "pool.backendNeedsMoreThanMd5Hash": [
+    [addr, "app", "SCRAM-SHA-256"],
+    [addr, "app", "password"],
+  ],
   "pool.backendScramFailed": [[addr, "app", "server signature mismatch"]],
   "pool.poolQueueFull": [["eu/app@shop", 100]],
   "pool.poolCheckoutTimeout": [["eu/app@shop", 5000]],
@@ -347,7 +351,7 @@ function docRows(text: string): DocRow[] {
       shapes: [...when.matchAll(/`([^`]+)`/g)].map((match) => shapePattern(match[1]!)),
       when,
       whatToDo: at("what to do"),
-      ids: [...errors.matchAll(/`([a-z]+\.[A-Za-z]+)`/g)].map((match) => match[1]!),
+      ids: [...errors.matchAll(/`([a-z]+\.[A-Za-z][A-Za-z0-9]*)`/g)].map((match) => match[1]!),
       relayed: errors.includes("relayed"),
     });
   });

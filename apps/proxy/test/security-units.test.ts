@@ -1,20 +1,31 @@
 import { createHash, createHmac } from "node:crypto";
+import { Writable } from "node:stream";
+import { parseConfig } from "@geo/core";
+import type { ConnectOptions } from "@geo/pool";
 import {
   decodeAuthentication,
   deriveScramKeys,
+  encodePasswordMessage,
   encodeSASLInitialResponse,
   encodeSASLResponse,
   isProtocolFault,
   makeScramVerifier,
+  md5PasswordHash,
+  md5StoredPassword,
   SCRAM_SHA_256,
   ScramClient,
 } from "@geo/proto";
 import { describe, expect, it } from "vitest";
+import { backendConnectFor } from "../src/auth/backend-credentials.js";
 import { tlsServerEndPoint } from "../src/auth/channel-binding.js";
 import { FailureThrottle } from "../src/auth/failure-throttle.js";
 import { LoginExchange, type LoginStep } from "../src/auth/login-exchange.js";
+import { PassthroughSecrets } from "../src/auth/passthrough-secrets.js";
+import { prepareSecurity } from "../src/auth/security.js";
 import { parseStoredPassword, type StoredCredential } from "../src/auth/stored-credential.js";
 import { VerifierStore } from "../src/auth/verifier-store.js";
+import { createLogger } from "../src/log.js";
+import { CancelRegistry } from "../src/server/cancel-registry.js";
 
 const secret = Buffer.alloc(32, 7);
 
@@ -51,8 +62,8 @@ describe("the login exchange", () => {
   it("logs in with the right password and yields the ClientKey behind the stored key", () => {
     const { last } = runScram(new LoginExchange("alice", "scram-sha-256", alice, secret), "right");
     expect(last.kind).toBe("ok");
-    if (last.kind !== "ok" || last.keys === null) throw new Error("no keys");
-    const storedKey = createHash("sha256").update(last.keys.clientKey).digest();
+    if (last.kind !== "ok" || last.proved.kind !== "scram") throw new Error("no keys");
+    const storedKey = createHash("sha256").update(last.proved.keys.clientKey).digest();
     expect(alice.kind === "scram" && storedKey.equals(alice.verifier.storedKey)).toBe(true);
   });
 
@@ -92,6 +103,178 @@ describe("the login exchange", () => {
       payload(encodeSASLInitialResponse({ mechanism: "PLAIN", data: Buffer.from("x") })),
     );
     expect(step.kind === "fail" ? [step.error.code, step.wrongPassword] : null).toEqual(["08P01", false]);
+  });
+});
+
+describe("MD5 logins, passthrough's and plain", () => {
+  const mallory: StoredCredential = { kind: "md5", hash: md5StoredPassword("mallory", "right") };
+
+  /** Answers the exchange's MD5 challenge as libpq does, from the password and the salt it sent. */
+  function runMd5(exchange: LoginExchange, user: string, password: string): LoginStep {
+    const request = decodeAuthentication(payload(exchange.begin()));
+    if (isProtocolFault(request) || request.type !== "AuthenticationMD5Password")
+      throw new Error("expected an MD5 challenge");
+    return exchange.step(
+      payload(encodePasswordMessage({ password: md5PasswordHash(user, password, request.salt) })),
+    );
+  }
+
+  it("logs in with the right password and yields the stored hash the answer proved", () => {
+    const step = runMd5(new LoginExchange("mallory", "md5", mallory, secret), "mallory", "right");
+    expect(step.kind === "ok" ? step.proved : null).toEqual({
+      kind: "md5",
+      hash: mallory.kind === "md5" && mallory.hash,
+    });
+  });
+
+  it("challenges with a fresh 4-byte salt each login", () => {
+    const salts = [1, 2, 3].map(() => {
+      const request = decodeAuthentication(
+        payload(new LoginExchange("mallory", "md5", mallory, secret).begin()),
+      );
+      return isProtocolFault(request) || request.type !== "AuthenticationMD5Password"
+        ? null
+        : Buffer.from(request.salt);
+    });
+    expect(salts.every((salt) => salt?.length === 4)).toBe(true);
+    expect(new Set(salts.map((salt) => salt?.toString("hex"))).size).toBe(3);
+  });
+
+  it("fails a wrong password, and an answer made for another salt, with 28P01", () => {
+    const wrong = runMd5(new LoginExchange("mallory", "md5", mallory, secret), "mallory", "wrong");
+    expect(wrong.kind === "fail" ? [wrong.error.code, wrong.wrongPassword, wrong.reason] : null).toEqual([
+      "28P01",
+      true,
+      "wrong password",
+    ]);
+    const exchange = new LoginExchange("mallory", "md5", mallory, secret);
+    exchange.begin();
+    const replayed = exchange.step(
+      payload(
+        encodePasswordMessage({ password: md5PasswordHash("mallory", "right", Buffer.from([9, 9, 9, 9])) }),
+      ),
+    );
+    expect(replayed.kind === "fail" ? replayed.error.code : replayed.kind).toBe("28P01");
+  });
+
+  it("answers a role without a password exactly as an unknown role and a wrong password, saying why only in the log", () => {
+    // A role with no password and a role that does not exist both come back from the store as null.
+    const none = runMd5(new LoginExchange("nopass", "md5", null, secret), "nopass", "anything");
+    const wrong = runMd5(new LoginExchange("mallory", "md5", mallory, secret), "mallory", "wrong");
+    for (const step of [none, wrong])
+      expect(step.kind === "fail" ? step.error.code : step.kind).toBe("28P01");
+    if (none.kind !== "fail" || wrong.kind !== "fail") throw new Error("expected failures");
+    expect(none.error.message.replace("nopass", "<r>")).toBe(wrong.error.message.replace("mallory", "<r>"));
+    expect(none.error.hint).toBe(wrong.error.hint);
+    expect(none.error.hint).toMatch(
+      /no password stored .* give the role a password, or list it under \[auth\] users/,
+    );
+    expect(none.reason).toMatch(/no secret to check the client against/);
+  });
+
+  it("under scram-sha-256 fails an MD5-stored role after a full mock SCRAM exchange, and logs why", () => {
+    const { last } = runScram(new LoginExchange("mallory", "scram-sha-256", mallory, secret), "right");
+    expect(last.kind === "fail" ? [last.error.code, last.reason] : null).toEqual([
+      "28P01",
+      'the role\'s stored secret is an MD5 hash, which method = "scram-sha-256" cannot check',
+    ]);
+  });
+});
+
+describe("backend credentials under passthrough", () => {
+  const config = parseConfig(
+    `[[topology.regions]]
+id = "eu"
+home = true
+primary = { host = "10.0.0.5", port = 5432, database = "app" }
+
+[routing]
+default_placement = { placement = "pinned" }
+
+[auth]
+method = "md5"
+passthrough = true
+users = [{ name = "app", password = "app-secret" }]
+`,
+    "t.toml",
+  );
+
+  async function optionsFor(user: string, secrets: PassthroughSecrets): Promise<ConnectOptions> {
+    let seen: ConnectOptions | null = null;
+    const connect = backendConnectFor(config, secrets, new Map(), async (options) => {
+      seen = options;
+      throw new Error("not connecting");
+    });
+    await connect({ host: "10.0.0.5", port: 5432, database: "app", user, connectTimeoutMs: 1 }).catch(
+      () => null,
+    );
+    return seen!;
+  }
+
+  it("logs in as an MD5-proved role with its stored hash, and prefers a configured password", async () => {
+    const secrets = new PassthroughSecrets();
+    const hash = md5StoredPassword("mallory", "right");
+    secrets.remember("mallory", { kind: "md5", hash });
+    secrets.remember("app", { kind: "md5", hash: md5StoredPassword("app", "app-secret") });
+    expect(await optionsFor("mallory", secrets)).toMatchObject({
+      md5Hash: hash,
+      password: undefined,
+      scramKeys: undefined,
+    });
+    expect(await optionsFor("app", secrets)).toMatchObject({ password: "app-secret" });
+    expect((await optionsFor("nobody", secrets)).md5Hash).toBeUndefined();
+  });
+
+  it("logs in as a SCRAM-proved role with its keys and never with a hash", async () => {
+    const secrets = new PassthroughSecrets();
+    const keys = deriveScramKeys("right", Buffer.alloc(16, 1), 4096);
+    secrets.remember("alice", {
+      kind: "scram",
+      keys: { clientKey: keys.clientKey, serverKey: keys.serverKey },
+    });
+    const options = await optionsFor("alice", secrets);
+    expect(options.scramKeys?.clientKey.equals(keys.clientKey)).toBe(true);
+    expect(options.md5Hash).toBeUndefined();
+  });
+});
+
+describe("trust with passwords that serve backend logins only", () => {
+  it("starts, and says once in the log that clients are not asked for those passwords", () => {
+    const config = parseConfig(
+      `[[topology.regions]]
+id = "eu"
+home = true
+primary = { host = "10.0.0.5", port = 5432, database = "app" }
+
+[routing]
+default_placement = { placement = "pinned" }
+
+[auth]
+users = [{ name = "app", password = "app-secret" }, { name = "ops" }]
+`,
+      "t.toml",
+    );
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const log = createLogger("warn", sink);
+    const security = prepareSecurity(config);
+    security.openDoor({
+      acquireHome: () => Promise.reject(new Error("unused")),
+      cancels: new CancelRegistry(),
+      log,
+    });
+    expect(lines.map((line) => JSON.parse(line) as { msg: string; users: string[] })).toEqual([
+      expect.objectContaining({
+        users: ["app"],
+        msg: expect.stringMatching(/clients are not asked for the passwords/),
+      }),
+    ]);
+    void security.close();
   });
 });
 

@@ -279,6 +279,39 @@ port = 9100
     expect(configError(`${REGIONS}\n[admin]\nbind = "0.0.0.0"\n`).code).toBe("unknown_field");
   });
 
+  it("refuses trust with a secret in auth.users that nothing uses, naming the file, the field and the methods that check one", () => {
+    // Every endpoint names its own user: no backend login is made with a user's password either.
+    const own = REGIONS.replace('{ host = "eu.db" }', '{ host = "eu.db", user = "geo" }').replace(
+      "port = 6543 }",
+      'port = 6543, user = "geo" }',
+    );
+    const written = configError(
+      `${own}\n[auth]\nmethod = "trust"\nusers = [{ name = "app", password = "secret" }]\n`,
+    );
+    expect(written.code).toBe("invalid_value");
+    expect(written.path).toBe("auth.method");
+    expect(written.choices).toEqual(["scram-sha-256", "md5"]);
+    expect(written.message).toMatch(/^test\.toml:\d+: auth\.method: method "trust" checks no password/);
+    expect(written.message).toContain('auth.users "app"');
+    // Trust is the default: the error then points at the secret. A verifier never logs in anywhere.
+    const defaulted = configError(
+      `${REGIONS}\n[auth]\nusers = [{ name = "ops" }, { name = "app", verifier = "md5${"0".repeat(32)}" }]\n`,
+    );
+    expect(defaulted.path).toBe("auth.users[1].verifier");
+    expect(defaulted.choices).toEqual(["scram-sha-256", "md5"]);
+  });
+
+  it("keeps trust with passwords that log in to backends whose endpoint names no user, and users without a secret", () => {
+    const backends = parseConfig(
+      `${REGIONS}\n[auth]\nmethod = "trust"\nusers = [{ name = "app", password = "secret" }]\n`,
+      "test.toml",
+    );
+    expect(backends.auth.users).toEqual([{ name: "app", password: "secret" }]);
+    expect(parseConfig(`${REGIONS}\n[auth]\nusers = [{ name = "ops" }]\n`, "test.toml").auth.method).toBe(
+      "trust",
+    );
+  });
+
   it("names the file when it cannot be read", () => {
     expect(() => loadConfig("/nonexistent/geoproxy.toml")).toThrow(/\/nonexistent\/geoproxy.toml/);
   });

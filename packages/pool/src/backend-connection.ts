@@ -19,6 +19,7 @@ import {
   isProtocolFault,
   isScramFailure,
   Messages,
+  md5FromStored,
   md5PasswordHash,
   PgError,
   readyForQueryStatus,
@@ -31,6 +32,7 @@ import {
   backendConnectFailed,
   backendConnectionLost,
   backendConnectTimeout,
+  backendNeedsMoreThanMd5Hash,
   backendPasswordMissing,
   backendProtocolViolation,
   backendScramFailed,
@@ -71,6 +73,12 @@ export interface ConnectOptions {
   readonly password?: string | undefined;
   /** SCRAM-SHA-256 without the password (passthrough); used when `password` is absent. */
   readonly scramKeys?: ScramKeyCredentials | undefined;
+  /**
+   * The role's stored MD5 hash (`md5` + 32 hex digits, what pg_authid holds), for MD5 passthrough;
+   * used when `password` is absent. An MD5 login needs only this hash, but a cleartext or SCRAM
+   * request cannot be answered from it (`backendNeedsMoreThanMd5Hash`).
+   */
+  readonly md5Hash?: string | undefined;
   /** Sent as `application_name` in the StartupMessage. */
   readonly applicationName?: string | undefined;
   /** Covers TCP connect, transport upgrade, authentication and the first ReadyForQuery. */
@@ -609,23 +617,34 @@ export class BackendConnection {
       this.failStartup(backendProtocolViolation(this.address, message.message));
       return;
     }
-    const { password, scramKeys, user } = this.options;
+    const { password, scramKeys, md5Hash, user } = this.options;
     switch (message.type) {
       case "AuthenticationOk":
         return;
       case "AuthenticationCleartextPassword":
         if (password === undefined) {
-          this.failStartup(backendPasswordMissing(this.address, user, "password"));
+          this.failStartup(
+            md5Hash !== undefined
+              ? backendNeedsMoreThanMd5Hash(this.address, user, "password")
+              : backendPasswordMissing(this.address, user, "password"),
+          );
           return;
         }
         this.socket.write(encodePasswordMessage({ password }));
         return;
       case "AuthenticationMD5Password":
-        if (password === undefined) {
-          this.failStartup(backendPasswordMissing(this.address, user, "md5"));
+        if (password !== undefined) {
+          this.socket.write(
+            encodePasswordMessage({ password: md5PasswordHash(user, password, message.salt) }),
+          );
           return;
         }
-        this.socket.write(encodePasswordMessage({ password: md5PasswordHash(user, password, message.salt) }));
+        // md5(password || user) is the stored hash itself: the answer needs nothing more.
+        if (md5Hash !== undefined) {
+          this.socket.write(encodePasswordMessage({ password: md5FromStored(md5Hash, message.salt) }));
+          return;
+        }
+        this.failStartup(backendPasswordMissing(this.address, user, "md5"));
         return;
       case "AuthenticationSASL": {
         if (!message.mechanisms.includes(SCRAM_SHA_256)) {
@@ -637,7 +656,12 @@ export class BackendConnection {
         const credentials =
           password !== undefined ? { password } : scramKeys !== undefined ? scramKeys : null;
         if (credentials === null) {
-          this.failStartup(backendPasswordMissing(this.address, user, SCRAM_SHA_256));
+          // A SCRAM proof needs the password or the ClientKey, neither of which an MD5 hash yields.
+          this.failStartup(
+            md5Hash !== undefined
+              ? backendNeedsMoreThanMd5Hash(this.address, user, SCRAM_SHA_256)
+              : backendPasswordMissing(this.address, user, SCRAM_SHA_256),
+          );
           return;
         }
         const scram = new ScramClient(credentials);

@@ -68,6 +68,19 @@ export function backendPasswordMissing(address: string, user: string, method: st
   });
 }
 
+/**
+ * The proxy holds only the role's MD5 hash (MD5 passthrough) and the backend asked for something
+ * that hash cannot answer: SCRAM-SHA-256 (the proof needs the password or the ClientKey) or the
+ * cleartext password.
+ */
+export function backendNeedsMoreThanMd5Hash(address: string, user: string, method: string): PgError {
+  return new PgError({
+    code: SqlState.sqlclient_unable_to_establish_sqlconnection,
+    message: `backend ${address} asks role "${user}" for ${method} authentication, which cannot be answered from the role's MD5 hash`,
+    hint: "Let that server's pg_hba.conf ask the role for md5, or store the role's password as SCRAM-SHA-256 in every region (its clients then log in with SCRAM), or list the role with its password under [auth] users.",
+  });
+}
+
 /** The SCRAM exchange with the backend failed on our side (bad server signature, bad nonce...). */
 export function backendScramFailed(address: string, user: string, reason: string): PgError {
   return new PgError({

@@ -61,6 +61,8 @@ export interface PoolCredentials {
   readonly password?: string | undefined;
   /** SCRAM passthrough: the ClientKey (and ServerKey) of the role, instead of the password. */
   readonly scramKeys?: ScramKeyCredentials | undefined;
+  /** MD5 passthrough: the role's stored MD5 hash, instead of the password. */
+  readonly md5Hash?: string | undefined;
   readonly applicationName?: string | undefined;
   readonly startupParams?: Readonly<Record<string, string>> | undefined;
   /** TLS negotiation hook; see `TransportUpgrade`. */

@@ -152,6 +152,7 @@ export class Pool implements LeaseOwner {
     this.credentials = {
       password: options.password,
       scramKeys: options.scramKeys,
+      md5Hash: options.md5Hash,
       applicationName: options.applicationName,
       startupParams: options.startupParams,
       upgrade: options.upgrade,

@@ -122,6 +122,31 @@ describe("BackendConnection against real PostgreSQL", () => {
     expect((await connection.simpleQuery("SELECT current_user")).rows).toEqual([["md5_user"]]);
   });
 
+  it("logs in an MD5 role with only the hash pg_authid stores for it", async () => {
+    const admin = await connect();
+    const { rows } = await admin.simpleQuery("SELECT rolpassword FROM pg_authid WHERE rolname = 'md5_user'");
+    const hash = rows[0]![0]!;
+    expect(hash).toMatch(/^md5[0-9a-f]{32}$/);
+    const connection = await connect({ user: "md5_user", md5Hash: hash });
+    expect((await connection.simpleQuery("SELECT current_user")).rows).toEqual([["md5_user"]]);
+  });
+
+  it("fails with the server's 28P01 when the MD5 hash is not the role's", async () => {
+    await expect(connect({ user: "md5_user", md5Hash: `md5${"0".repeat(32)}` })).rejects.toMatchObject({
+      code: "28P01",
+    });
+  });
+
+  it("refuses with 08001 a SCRAM or cleartext request when only an MD5 hash is held", async () => {
+    const hash = `md5${"1".repeat(32)}`;
+    const scram = (await connect({ user: "scram_user", md5Hash: hash }).catch((e: unknown) => e)) as PgError;
+    expect(scram.code).toBe("08001");
+    expect(scram.message).toMatch(/SCRAM-SHA-256 .*cannot be answered from the role's MD5 hash/);
+    const clear = (await connect({ user: "clear_user", md5Hash: hash }).catch((e: unknown) => e)) as PgError;
+    expect(clear.code).toBe("08001");
+    expect(clear.message).toMatch(/MD5 hash/);
+  });
+
   it("logs in a role that asks for a cleartext password", async () => {
     const connection = await connect({ user: "clear_user", password: "clear-secret" });
     expect((await connection.simpleQuery("SELECT current_user")).rows).toEqual([["clear_user"]]);

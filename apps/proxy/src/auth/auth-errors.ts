@@ -6,12 +6,17 @@ import { PgError, SqlState } from "@geo/proto";
  * `passwordFailed`, so a login attempt cannot tell which roles exist.
  */
 
+/**
+ * Every failed password login, whatever the cause (the proxy's log says which). The hint names the
+ * causes an operator can fix, the same for every role so it reveals nothing about one: a role with
+ * no stored password leaves nothing to check the client against, and fails like a wrong password.
+ */
 export function passwordFailed(user: string): PgError {
   return new PgError({
     code: SqlState.invalid_password,
     severity: "FATAL",
     message: `password authentication failed for user "${user}"`,
-    hint: "Check the role name and the password.",
+    hint: "Check the role name and the password. A role with no password stored (or only an MD5 hash under scram-sha-256) cannot log in through the proxy, which has no secret to check the client against: give the role a password, or list it under [auth] users.",
   });
 }
 

@@ -1,6 +1,6 @@
 import type { GeoConfig } from "@geo/core";
 import { BackendConnection, type ConnectFunction, type TransportUpgrade } from "@geo/pool";
-import type { PassthroughKeys } from "./passthrough-keys.js";
+import type { PassthroughSecrets } from "./passthrough-secrets.js";
 
 /**
  * How the proxy logs in to a backend as a role, decided when each connection opens (so a role's
@@ -10,13 +10,15 @@ import type { PassthroughKeys } from "./passthrough-keys.js";
  * 2. with `[auth] passthrough`, a role whose client logged in with SCRAM: the ClientKey that login
  *    proved (and the ServerKey, so the backend must prove it holds the same verifier);
  * 3. a role with a `password` in `[auth] users`: that password;
- * 4. otherwise no secret at all (trust on the backend, or its refusal is relayed).
+ * 4. with `[auth] passthrough`, a role whose client logged in with MD5: the stored MD5 hash that
+ *    login proved, which answers a backend's MD5 request (and nothing else: the pool says so);
+ * 5. otherwise no secret at all (trust on the backend, or its refusal is relayed).
  *
  * The endpoint's TLS hook is added to every connection, cancel requests included.
  */
 export function backendConnectFor(
   config: GeoConfig,
-  keys: PassthroughKeys | null,
+  proved: PassthroughSecrets | null,
   upgrades: ReadonlyMap<string, TransportUpgrade | undefined>,
   base: ConnectFunction = (options) => BackendConnection.connect(options),
 ): ConnectFunction {
@@ -36,8 +38,15 @@ export function backendConnectFor(
     const upgrade = options.upgrade ?? upgrades.get(address);
     const withTls = upgrade === undefined ? options : { ...options, upgrade };
     if (endpoint?.user !== undefined && endpoint.user === options.user) return base(withTls);
-    const proved = keys?.get(options.user);
-    if (proved !== undefined) return base({ ...withTls, password: undefined, scramKeys: proved });
-    return base({ ...withTls, password: passwords.get(options.user), scramKeys: undefined });
+    const secret = proved?.get(options.user);
+    if (secret?.kind === "scram")
+      return base({ ...withTls, password: undefined, scramKeys: secret.keys, md5Hash: undefined });
+    // A configured password answers every method, so it goes first; the hash answers only MD5.
+    return base({
+      ...withTls,
+      password: passwords.get(options.user),
+      scramKeys: undefined,
+      md5Hash: secret?.kind === "md5" ? secret.hash : undefined,
+    });
   };
 }

@@ -31,7 +31,7 @@ import {
 } from "./auth-errors.js";
 import type { FailureThrottle } from "./failure-throttle.js";
 import { LoginExchange, type LoginStep } from "./login-exchange.js";
-import type { PassthroughKeys } from "./passthrough-keys.js";
+import type { PassthroughSecrets } from "./passthrough-secrets.js";
 import type { VerifierStore } from "./verifier-store.js";
 
 /** The first byte of a TLS handshake record: a ClientHello sent without SSLRequest (direct TLS). */
@@ -53,8 +53,8 @@ export interface FrontDoorOptions {
   readonly store: VerifierStore;
   readonly throttle: FailureThrottle;
   readonly cancels: CancelRegistry;
-  /** Set with `[auth] passthrough`: where a SCRAM login leaves its keys. */
-  readonly passthrough: PassthroughKeys | null;
+  /** Set with `[auth] passthrough`: where a login leaves the secret it proved. */
+  readonly passthrough: PassthroughSecrets | null;
   /** Keys mock verifiers for unknown roles (random per process). */
   readonly mockSecret: Uint8Array;
   readonly log: Logger;
@@ -438,7 +438,7 @@ class Handshake {
       case "ok":
         if (step.send.length > 0) this.stream.write(step.send);
         this.options.throttle.succeeded(this.address);
-        if (step.keys !== null) this.options.passthrough?.remember(this.startup!.user, step.keys);
+        if (step.proved !== null) this.options.passthrough?.remember(this.startup!.user, step.proved);
         this.handOn();
         return;
       case "fail": {
@@ -447,7 +447,11 @@ class Handshake {
           return;
         }
         const delay = this.options.throttle.failed(this.address);
-        this.options.log.info({ user: this.startup?.user, address: this.address, delay }, "login failed");
+        // The reason goes to the log only: the client gets the same answer whatever it is.
+        this.options.log.info(
+          { user: this.startup?.user, address: this.address, delay, reason: step.reason },
+          "login failed",
+        );
         this.phase = "delaying";
         // Waiting out the delay must not keep others from logging in.
         this.slots.startDelay(this);

@@ -14,6 +14,7 @@ import {
 } from "@geo/proto";
 import { authProtocolViolation, passwordFailed } from "./auth-errors.js";
 import { BindingScramServer, mockVerifier, SCRAM_SHA_256_PLUS } from "./binding-scram-server.js";
+import type { PassthroughSecret } from "./passthrough-secrets.js";
 import type { StoredCredential } from "./stored-credential.js";
 
 /** What the client is asked for: the method configured, adjusted to what is stored for the role. */
@@ -27,10 +28,19 @@ export type LoginStep =
   | {
       readonly kind: "ok";
       readonly send: Buffer;
-      /** The ClientKey a SCRAM proof revealed, and the verifier's ServerKey: for passthrough. */
-      readonly keys: { readonly clientKey: Buffer; readonly serverKey: Buffer } | null;
+      /**
+       * For passthrough: the ClientKey a SCRAM proof revealed with the verifier's ServerKey, or
+       * the stored MD5 hash an MD5 answer proved the client knows.
+       */
+      readonly proved: PassthroughSecret;
     }
-  | { readonly kind: "fail"; readonly error: PgError; readonly wrongPassword: boolean };
+  | {
+      readonly kind: "fail";
+      readonly error: PgError;
+      readonly wrongPassword: boolean;
+      /** Why, for the proxy's log only: the client's answer is the same whatever the reason. */
+      readonly reason: string;
+    };
 
 const EMPTY = Buffer.alloc(0);
 
@@ -94,15 +104,15 @@ export class LoginExchange {
   private md5(payload: Buffer): LoginStep {
     const message = decodePasswordMessage(payload);
     if (isProtocolFault(message)) return this.fail(authProtocolViolation(message.message), false);
-    // A role without an MD5 hash is checked against a mock one: the same work, and it never matches.
+    // A role without an MD5 hash is checked against a mock one, keyed by a per-process secret no
+    // client knows: the same work as a real check, and refused even if it ever matched.
+    const stored = this.credential?.kind === "md5" ? this.credential.hash : null;
     const hash =
-      this.credential?.kind === "md5"
-        ? this.credential.hash
-        : `md5${createHmac("md5", this.mockSecret).update(`md5:${this.user}`).digest("hex")}`;
-    if (!verifyMd5Password(hash, this.md5Salt, message.password))
-      return this.fail(passwordFailed(this.user), true);
+      stored ?? `md5${createHmac("md5", this.mockSecret).update(`md5:${this.user}`).digest("hex")}`;
+    if (!verifyMd5Password(hash, this.md5Salt, message.password) || stored === null)
+      return this.passwordFailure();
     this.state = "done";
-    return { kind: "ok", send: EMPTY, keys: null };
+    return { kind: "ok", send: EMPTY, proved: { kind: "md5", hash: stored } };
   }
 
   private saslFirst(payload: Buffer): LoginStep {
@@ -160,13 +170,13 @@ export class LoginExchange {
       const bound = scram.clientFinal(message.data);
       if (!bound.ok)
         return bound.wrongPassword
-          ? this.fail(passwordFailed(this.user), true)
+          ? this.passwordFailure()
           : this.fail(authProtocolViolation(bound.detail), false);
       this.state = "done";
       return {
         kind: "ok",
         send: encodeAuthentication({ type: "AuthenticationSASLFinal", data: bound.message }),
-        keys: { clientKey: bound.clientKey!, serverKey: this.verifier!.serverKey },
+        proved: { kind: "scram", keys: { clientKey: bound.clientKey!, serverKey: this.verifier!.serverKey } },
       };
     }
     const answer = scram.clientFinal(message.data);
@@ -175,7 +185,7 @@ export class LoginExchange {
     return {
       kind: "ok",
       send: encodeAuthentication({ type: "AuthenticationSASLFinal", data: answer.message }),
-      keys: { clientKey: answer.clientKey, serverKey: this.verifier!.serverKey },
+      proved: { kind: "scram", keys: { clientKey: answer.clientKey, serverKey: this.verifier!.serverKey } },
     };
   }
 
@@ -184,12 +194,28 @@ export class LoginExchange {
    * such whether the role exists or not, so it reveals nothing either.
    */
   private scramFailure(reason: ScramFailureReason, detail: string): LoginStep {
-    if (reason === ScramFailureReason.invalidProof) return this.fail(passwordFailed(this.user), true);
+    if (reason === ScramFailureReason.invalidProof) return this.passwordFailure();
     return this.fail(authProtocolViolation(detail), false);
   }
 
-  private fail(error: PgError, wrongPassword: boolean): LoginStep {
+  /**
+   * 28P01, the same for every cause. The log learns which, as PostgreSQL's log does: no secret was
+   * stored for the role (or the role does not exist), the stored secret is one the method cannot
+   * use, or the password was wrong.
+   */
+  private passwordFailure(): LoginStep {
+    const credential = this.credential;
+    const reason =
+      credential === null
+        ? "no usable password is stored for the role, or the role does not exist: there is no secret to check the client against"
+        : this.challenge === "scram" && credential.kind === "md5"
+          ? 'the role\'s stored secret is an MD5 hash, which method = "scram-sha-256" cannot check'
+          : "wrong password";
+    return this.fail(passwordFailed(this.user), true, reason);
+  }
+
+  private fail(error: PgError, wrongPassword: boolean, reason = error.message): LoginStep {
     this.state = "done";
-    return { kind: "fail", error, wrongPassword };
+    return { kind: "fail", error, wrongPassword, reason };
   }
 }

@@ -15,7 +15,7 @@ import { type ClientTls, loadClientTls } from "../tls/client-tls.js";
 import { backendConnectFor } from "./backend-credentials.js";
 import { FailureThrottle } from "./failure-throttle.js";
 import { FrontDoor } from "./front-door.js";
-import { PassthroughKeys } from "./passthrough-keys.js";
+import { PassthroughSecrets } from "./passthrough-secrets.js";
 import { credentialFromConfig, type StoredCredential } from "./stored-credential.js";
 import { homeVerifierLookup } from "./verifier-lookup.js";
 import { VerifierStore } from "./verifier-store.js";
@@ -60,9 +60,9 @@ export interface Security {
 export function prepareSecurity(config: GeoConfig, options: SecurityOptions = {}): Security {
   const problems: string[] = [];
   const auth = config.auth;
-  if (auth.passthrough && auth.method !== "scram-sha-256") {
+  if (auth.passthrough && auth.method === "trust") {
     problems.push(
-      `${config.file}: auth.passthrough needs auth.method = "scram-sha-256": only a SCRAM login proves the keys to log in to backends with`,
+      `${config.file}: auth.passthrough needs auth.method = "scram-sha-256" or "md5": under trust no client proves a secret to log in to backends with`,
     );
   }
   const configured = new Map<string, StoredCredential>();
@@ -90,7 +90,7 @@ export function prepareSecurity(config: GeoConfig, options: SecurityOptions = {}
   }
   if (problems.length > 0) throw new SecurityConfigError(problems);
 
-  const passthrough = auth.passthrough ? new PassthroughKeys() : null;
+  const passthrough = auth.passthrough ? new PassthroughSecrets() : null;
   const throttle = new FailureThrottle({
     baseMs: auth.failureDelayMs,
     maxMs: auth.failureDelayMaxMs,
@@ -134,6 +134,14 @@ export function prepareSecurity(config: GeoConfig, options: SecurityOptions = {}
     },
     openDoor(deps) {
       log = deps.log;
+      // The configuration refuses the secrets trust would leave unused; these remain, and serve
+      // backend logins only. Said once, so no one reads them as checked.
+      const backendOnly = auth.method === "trust" ? auth.users.filter((u) => u.password !== undefined) : [];
+      if (backendOnly.length > 0)
+        deps.log.warn(
+          { users: backendOnly.map((u) => u.name) },
+          'auth.method = "trust": clients are not asked for the passwords of auth.users; they only log in to backends whose endpoint names no user',
+        );
       store = new VerifierStore({
         configured,
         lookup:

@@ -89,7 +89,7 @@ export function parseConfig(text: string, file = "<config>"): GeoConfig {
     regions,
     tables,
     routing: readRouting(root.table("routing"), regionIds, homeId),
-    auth: readAuth(root.table("auth")),
+    auth: readAuth(root.table("auth"), regions),
     pool: readPool(root.table("pool")),
     tls: readTls(root.table("tls")),
     gather: readGather(root.table("gather")),
@@ -313,7 +313,7 @@ function readReplicaRouting(reader: FieldReader | undefined): ReplicaRouting {
   };
 }
 
-function readAuth(reader: FieldReader | undefined): AuthConfig {
+function readAuth(reader: FieldReader | undefined, regions: readonly RegionConfig[]): AuthConfig {
   const d = DEFAULTS.auth;
   const { method, ...defaults } = d;
   if (reader === undefined) return { method, users: [], operators: [], ...defaults };
@@ -346,8 +346,10 @@ function readAuth(reader: FieldReader | undefined): AuthConfig {
       ...(verifier === undefined ? {} : { verifier }),
     };
   });
+  const chosen = reader.choice("method", AUTH_METHODS, d.method);
+  if (chosen === "trust") refuseTrustWithPasswords(reader, users, regions);
   return {
-    method: reader.choice("method", AUTH_METHODS, d.method),
+    method: chosen,
     users,
     operators: reader.stringList("operators"),
     passthrough: reader.boolean("passthrough", d.passthrough),
@@ -367,6 +369,37 @@ function readAuth(reader: FieldReader | undefined): AuthConfig {
       1_000_000,
     ),
   };
+}
+
+/**
+ * Trust lets every client in without a word, so a secret given for a user is never checked. A
+ * verifier then serves nothing at all; a password still logs in to the backends whose endpoint
+ * names no `user` (as the client's role), and only then has a meaning. Written where it can have
+ * none, it says the operator meant the proxy to ask for it: refused. The error points at `method`
+ * when it was written, else at the secret, and lists the methods that check one.
+ */
+function refuseTrustWithPasswords(
+  reader: FieldReader,
+  users: readonly AuthUser[],
+  regions: readonly RegionConfig[],
+): void {
+  const backendsUsePasswords = regions.some((region) =>
+    [region.primary, ...region.replicas].some((endpoint) => endpoint.user === undefined),
+  );
+  const index = users.findIndex(
+    (user) => user.verifier !== undefined || (user.password !== undefined && !backendsUsePasswords),
+  );
+  if (index < 0) return;
+  const user = users[index]!;
+  const secret = user.password !== undefined ? "password" : "verifier";
+  const checking = AUTH_METHODS.filter((method) => method !== "trust");
+  const unused =
+    secret === "verifier"
+      ? "would never be asked for"
+      : "would never be asked for (and every endpoint names its own user, so no backend login uses it either)";
+  const detail = `method "trust" checks no password, so the ${secret} of auth.users "${user.name}" ${unused}; choose a method that checks it, or remove the secret from auth.users`;
+  if (reader.has("method")) reader.fail("invalid_value", "method", detail, checking);
+  reader.fail("invalid_value", `users[${index}].${secret}`, detail, checking);
 }
 
 function readPool(reader: FieldReader | undefined): PoolConfig {
