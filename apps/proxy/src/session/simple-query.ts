@@ -16,6 +16,7 @@ import { runTransactionControl } from "../engine/transaction-control.js";
 import type { Admission } from "../moves/moves.js";
 import type { Route } from "../routing/router.js";
 import { runConsole } from "./console-statement.js";
+import { withColumnList } from "./insert-columns.js";
 import { runSessionStatement } from "./session-statement.js";
 import { resetToStartup } from "./settings/reset-to-startup.js";
 import { boundExecute, preparedElsewhere } from "./sql-prepared.js";
@@ -78,8 +79,15 @@ export async function runStatement(
     if (!session.refuseInFailedBlock(given, mode)) session.fail(bound, mode);
     return;
   }
-  const analysis = bound ?? given;
+  let analysis = bound ?? given;
   if (bound !== null) queryBytes = null;
+  // An INSERT without a column list, refused because its keys cannot be read: with the list.
+  const listed = await withColumnList(session, analysis, mode);
+  if (listed === "failed") return;
+  if (listed !== null) {
+    analysis = listed;
+    queryBytes = null;
+  }
   const moves = session.runtime.moves;
   if (moves === undefined) return runAdmitted(session, analysis, mode, queryBytes);
   if (session.refuseInFailedBlock(analysis, mode)) return;

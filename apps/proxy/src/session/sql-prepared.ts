@@ -5,6 +5,7 @@ import type { StatementMode } from "../engine/statement-mode.js";
 import { duplicatePreparedStatement, refuseSqlExecuteArgument, sqlExecuteArity } from "../errors/catalog.js";
 import type { Route } from "../routing/router.js";
 import { allValues } from "../scatter/data-row.js";
+import { quoteIdent, quoteLiteral } from "./settings/quote.js";
 
 /**
  * Where the statement of an SQL-level PREPARE runs, when that is not entirely the region the
@@ -55,7 +56,7 @@ export async function prepareHeld(
       unnest(s.parameter_types) WITH ORDINALITY AS p(type, position)
       JOIN pg_catalog.pg_type t ON t.oid = p.type JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace
       WHERE s.name = ${quoteLiteral(name)} ORDER BY p.position`,
-    `DEALLOCATE ${quoteIdentifier(name)}`,
+    `DEALLOCATE ${quoteIdent(name)}`,
   ].join(";");
   const route: Route = { kind: "region", region, readOnly: true, anywhere: false };
   await session.runRouted(analysis, route, mode, (leg) => {
@@ -110,13 +111,4 @@ export function heldNameInUse(session: SessionPort, analysis: Analysis): PgError
     }
   }
   return null;
-}
-
-/** An escape-string literal: its meaning does not depend on standard_conforming_strings. */
-function quoteLiteral(text: string): string {
-  return `E'${text.replace(/\\/g, "\\\\").replace(/'/g, "''")}'`;
-}
-
-function quoteIdentifier(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
 }
