@@ -125,6 +125,8 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
   "txn.prepareUnreachable": [["eu", boom]],
   "txn.prepareRolledBack": [["eu"]],
   "txn.prepareTooSlow": [[3100, 3000]],
+  "txn.prepareTimedOut": [["eu", 3000]],
+  "txn.stepTimedOut": [["eu", "COMMIT PREPARED", 5000]],
   "txn.decidedAbortElsewhere": [["geo_node1_42"]],
   "txn.resolutionUnknown": [["geo_node1_42", boom]],
   "txn.invalidPrefix": [["1bad"]],

@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { GeoConfig, Topology } from "@geo/core";
+import type { PgError } from "@geo/proto";
 import {
   Coordinator,
   type DecisionLog,
@@ -16,6 +17,7 @@ import {
 import type { RegionPools } from "../executor/region-pools.js";
 import type { Logger } from "../log.js";
 import type { InDoubtLedger } from "../observability/in-doubt-ledger.js";
+import { txnErrorToPg } from "./txn-errors.js";
 
 export interface TxnServiceOptions {
   readonly config: GeoConfig;
@@ -155,6 +157,7 @@ export class TxnService {
       log,
       connector,
       decideDeadlineMs: txn.decideDeadlineMs,
+      stepTimeoutMs: txn.stepTimeoutMs,
       observer: this.observer(),
     });
     const recovery = new Recovery({
@@ -164,6 +167,7 @@ export class TxnService {
       regions: this.regions,
       graceMs: txn.recoveryGraceMs,
       intervalMs: txn.recoveryIntervalMs,
+      stepTimeoutMs: txn.stepTimeoutMs,
       ...(abandonedBefore === undefined ? {} : { abandonedBefore }),
     });
     if (this.closed) {
@@ -264,6 +268,13 @@ export class TxnService {
         let released = false;
         return {
           query: (sql) => runOn(lease.connection, sql),
+          // The coordinator or recovery stopped waiting for an answer: closed, never reused.
+          abandon: (reason) => {
+            abandonConnection(lease.connection, reason);
+            if (released) return;
+            released = true;
+            lease.discard("a commit step went unanswered");
+          },
           close: async () => {
             if (released) return;
             released = true;
@@ -290,14 +301,29 @@ export class TxnService {
   }
 }
 
-/** One simple-protocol statement on a pooled backend connection, rows keyed by column name. */
+/**
+ * Breaks a connection whose statement the coordinator stopped waiting on: its state is unknown (the
+ * statement may still land), so the socket is closed and whoever holds it sees it broken.
+ */
+export function abandonConnection(connection: { fail(error: PgError): void }, reason: Error): void {
+  connection.fail(txnErrorToPg(reason));
+}
+
+/**
+ * One simple-protocol statement on a pooled backend connection, rows keyed by column name. With
+ * `timeoutMs`, an answer later than that destroys the connection and rejects with 57014.
+ */
 export async function runOn(
   connection: {
-    simpleQuery(sql: string): Promise<{ fields: string[]; rows: (string | null)[][]; tag: string }>;
+    simpleQuery(
+      sql: string,
+      options?: { readonly timeoutMs?: number | undefined },
+    ): Promise<{ fields: string[]; rows: (string | null)[][]; tag: string }>;
   },
   sql: string,
+  timeoutMs?: number,
 ): Promise<QueryResult> {
-  const result = await connection.simpleQuery(sql);
+  const result = await connection.simpleQuery(sql, { timeoutMs });
   return {
     command: result.tag,
     rows: result.rows.map((row) => Object.fromEntries(result.fields.map((field, i) => [field, row[i]]))),

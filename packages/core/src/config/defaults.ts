@@ -93,6 +93,7 @@ export const DEFAULTS = {
     recoveryGraceMs: 10_000,
     recoveryIntervalMs: 5_000,
     decideDeadlineMs: 5_000,
+    stepTimeoutMs: 5_000,
   },
 } as const;
 

@@ -514,6 +514,7 @@ function readTxn(reader: FieldReader | undefined): TxnConfig {
     "recovery_grace_ms",
     "recovery_interval_ms",
     "decide_deadline_ms",
+    "step_timeout_ms",
   ]);
   const logPath = reader.string("log_path");
   const txn: TxnConfig = {
@@ -524,6 +525,7 @@ function readTxn(reader: FieldReader | undefined): TxnConfig {
     recoveryGraceMs: reader.integer("recovery_grace_ms", d.recoveryGraceMs, 1, MAX_MS),
     recoveryIntervalMs: reader.integer("recovery_interval_ms", d.recoveryIntervalMs, 1, MAX_MS),
     decideDeadlineMs: reader.integer("decide_deadline_ms", d.decideDeadlineMs, 1, MAX_MS),
+    stepTimeoutMs: reader.integer("step_timeout_ms", d.stepTimeoutMs, 1, MAX_MS),
   };
   if (!/^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/.test(txn.logTable)) {
     reader.fail(

@@ -210,8 +210,17 @@ export interface TxnConfig {
   /** An undecided prepared transaction younger than this is left to its coordinator. */
   readonly recoveryGraceMs: number;
   readonly recoveryIntervalMs: number;
-  /** Longest time from the first PREPARE to the decision; must stay below the grace period. */
+  /**
+   * Longest time from the first PREPARE to the decision; must stay below the grace period. A region
+   * that has not answered its PREPARE by then is abandoned and the transaction rolled back.
+   */
   readonly decideDeadlineMs: number;
+  /**
+   * Longest wait for a region's answer to each of the proxy's other commit statements (COMMIT
+   * PREPARED, ROLLBACK PREPARED, ROLLBACK, recovery's scans); past it the connection is discarded
+   * and the region left to recovery.
+   */
+  readonly stepTimeoutMs: number;
 }
 
 /** Where the key directory is read from at start. */
