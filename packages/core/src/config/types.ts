@@ -139,6 +139,12 @@ export interface PoolConfig {
    * unreachable: its waiting connections are broken and new statements fail at once until it answers.
    */
   readonly unreachableTimeoutMs: number;
+  /**
+   * Longest wait for a backend's answer to one of the proxy's own lookups at login: the check of a
+   * client's startup settings and the stored-password (verifier) lookup. Past it the connection is
+   * discarded.
+   */
+  readonly lookupTimeoutMs: number;
   /** TCP keepalive idle time of backend sockets (0: off). */
   readonly tcpKeepaliveMs: number;
   /**
