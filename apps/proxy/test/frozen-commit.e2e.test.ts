@@ -1,5 +1,8 @@
+import { MemoryDirectory, parseConfig } from "@geo/core";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningProxy, startProxy } from "../src/index.js";
+import { regionsToml } from "./support/fake-regions.js";
 import { ServerFreezer } from "./support/frozen-server.js";
 import { type RealRegions, startRealRegions } from "./support/real-regions.js";
 import { txnSection } from "./support/txn-data-dir.js";
@@ -15,6 +18,7 @@ const DECIDE_DEADLINE_MS = 3_000;
 const STEP_TIMEOUT_MS = 1_500;
 /** Far above every deadline: a COMMIT still unanswered by then hangs. */
 const HUNG_AFTER_MS = 30_000;
+const EU_WEST = 0;
 const US_EAST = 1;
 
 let regions: RealRegions;
@@ -43,10 +47,10 @@ afterAll(async () => {
   await regions?.close();
 });
 
-async function client(): Promise<pg.Client> {
+async function client(proxy: RunningProxy = regions.proxy): Promise<pg.Client> {
   const c = new pg.Client({
     host: "127.0.0.1",
-    port: regions.proxy.port,
+    port: proxy.port,
     user: "postgres",
     database: "postgres",
   });
@@ -227,6 +231,81 @@ describe("a cross-region commit with a region frozen by SIGSTOP", () => {
     expect(await preparedEverywhere()).toEqual([]);
     expect(await namesOf(901)).toEqual({ "eu-west": ["hold"], "us-east": ["b-901"], "ap-south": [] });
     expect((await c.query("SHOW IN DOUBT")).rows).toEqual([]);
+    await c.end();
+  }, 90_000);
+});
+
+describe("a cross-region commit whose decision log table lives in a frozen home region", () => {
+  let proxy: RunningProxy;
+
+  beforeAll(async () => {
+    // Its own node name (so its own gid prefix) and the table log in eu-west, the home region.
+    const toml = regionsToml(
+      regions.cluster.servers.map((server) => server.port),
+      `
+[pool]
+unreachable_timeout_ms = 600000
+
+[txn]
+decision_log = "table"
+log_table = "geo_txn_decisions_frozen"
+decide_deadline_ms = ${DECIDE_DEADLINE_MS}
+step_timeout_ms = ${STEP_TIMEOUT_MS}
+recovery_grace_ms = 4000
+recovery_interval_ms = 600000
+`,
+    ).replace(
+      '[server]\nhost = "127.0.0.1"\nport = 0\n',
+      '[server]\nhost = "127.0.0.1"\nport = 0\nnode = "frozenlog"\n',
+    );
+    proxy = await startProxy({
+      config: parseConfig(toml, "table-log.toml"),
+      directory: new MemoryDirectory(regions.entries),
+      logLevel: (process.env["GEO_LOG"] as "silent" | undefined) ?? "silent",
+      port: 0,
+      shutdownTimeoutMs: 500,
+    });
+  });
+
+  afterAll(async () => {
+    freezer.resume();
+    await proxy?.close({ timeoutMs: 200 });
+  });
+
+  it("ends with 08007 naming the region when the decision write goes unanswered, and settles all or none after", async () => {
+    const c = await client(proxy);
+    // A pass now leaves an idle eu-west connection in the pool, the one the decision write takes.
+    await proxy.runtime.txn.recoverNow();
+    try {
+      await c.query("BEGIN");
+      await c.query("INSERT INTO users (tenant_id, id, name) VALUES ('bob', 902, 'b-902')");
+      await c.query("INSERT INTO users (tenant_id, id, name) VALUES ('chandra', 902, 'c-902')");
+      await freezer.freeze(regions.cluster.servers[EU_WEST]!.dataDir);
+      const started = Date.now();
+      const commit = await answer(c.query("COMMIT"));
+      console.log(`decision log frozen: COMMIT answered after ${Date.now() - started} ms`);
+      expect(commit).not.toBe("hung");
+      expect(commit).toMatchObject({ ok: false, code: "08007" });
+      const { message } = commit as { message: string };
+      expect(message).toContain("eu-west");
+      expect(message).toContain("step_timeout_ms");
+    } finally {
+      freezer.resume();
+    }
+    // The decision write may land when eu-west wakes (its backend reads what its socket held);
+    // either way recovery ends it the one way the table says, everywhere.
+    for (let tries = 0; (await preparedEverywhere()).length > 0; tries++) {
+      if (tries > 60) throw new Error("recovery left the transaction prepared");
+      await proxy.runtime.txn.recoverNow();
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    // Committed in both written regions (the write landed and recovery read it back) or in neither.
+    const names = await namesOf(902);
+    console.log(`decision log frozen: settled as ${JSON.stringify(names)}`);
+    expect([
+      { "eu-west": [], "us-east": ["b-902"], "ap-south": ["c-902"] },
+      { "eu-west": [], "us-east": [], "ap-south": [] },
+    ]).toContainEqual(names);
     await c.end();
   }, 90_000);
 });

@@ -86,7 +86,7 @@ const stepTimeouts = new WeakSet<object>();
 export function stepTimedOut(region: string, statement: string, timeoutMs: number): TxnError {
   const error = new TxnError({
     code: "57014",
-    message: `region "${region}" did not answer ${statement} within ${timeoutMs} ms`,
+    message: `region "${region}" did not answer ${statement} within ${timeoutMs} ms ([txn] step_timeout_ms)`,
     detail: "Its connection was closed unanswered; recovery finishes what the region owes once it answers.",
     hint: "Check that the region's server is running and reachable; raise [txn] step_timeout_ms if it is only slow.",
     region,

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { GeoConfig, Topology } from "@geo/core";
-import type { PgError } from "@geo/proto";
+import { PgError, SqlState } from "@geo/proto";
 import {
   Coordinator,
   type DecisionLog,
@@ -11,6 +11,7 @@ import {
   Recovery,
   type RecoveryConnection,
   type RecoveryReport,
+  stepTimedOut,
   TableDecisionLog,
   type TxnObserver,
 } from "@geo/txn";
@@ -286,15 +287,30 @@ export class TxnService {
     };
   }
 
+  /**
+   * The table log's executor. Each statement waits at most `[txn] step_timeout_ms`: a decision
+   * write that a frozen home region leaves unanswered then fails, and the commit ends with 08007
+   * (outcome unknown) for recovery to settle from whatever the table holds, instead of hanging.
+   */
   private autocommit(region: string): { query(sql: string): Promise<QueryResult> } {
-    const connect = this.connector();
+    const timeoutMs = this.options.config.txn.stepTimeoutMs;
     return {
       query: async (sql) => {
-        const connection = await connect.connect(region);
+        const user = this.options.topology.region(region)?.primary.user ?? "postgres";
+        const lease = await this.options.pools.acquire(region, user);
         try {
-          return await connection.query(sql);
-        } finally {
-          await connection.close();
+          const result = await runOn(lease.connection, sql, timeoutMs);
+          lease.release();
+          return result;
+        } catch (error) {
+          // Timed out (destroyed already), broken, or left in a block: never pooled again.
+          const unusable = !lease.connection.usable;
+          if (lease.connection.txStatus !== "I" || unusable) lease.discard("broken");
+          else lease.release();
+          // The connection destroyed with a 57014 is the deadline's doing, not a server's cancel.
+          if (unusable && error instanceof PgError && error.code === SqlState.query_canceled)
+            throw stepTimedOut(region, "the decision log's statement", timeoutMs);
+          throw error;
         }
       },
     };

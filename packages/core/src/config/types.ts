@@ -223,8 +223,8 @@ export interface TxnConfig {
   readonly decideDeadlineMs: number;
   /**
    * Longest wait for a region's answer to each of the proxy's other commit statements (COMMIT
-   * PREPARED, ROLLBACK PREPARED, ROLLBACK, recovery's scans); past it the connection is discarded
-   * and the region left to recovery.
+   * PREPARED, ROLLBACK PREPARED, ROLLBACK, the table log's statements, recovery's scans); past it
+   * the connection is discarded and the region left to recovery.
    */
   readonly stepTimeoutMs: number;
 }
