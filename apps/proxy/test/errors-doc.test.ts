@@ -129,6 +129,8 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
   "txn.prepareUnreachable": [["eu", boom]],
   "txn.prepareRolledBack": [["eu"]],
   "txn.prepareTooSlow": [[3100, 3000]],
+  "txn.prepareTimedOut": [["eu", 3000]],
+  "txn.stepTimedOut": [["eu", "COMMIT PREPARED", 5000]],
   "txn.decidedAbortElsewhere": [["geo_node1_42"]],
   "txn.resolutionUnknown": [["geo_node1_42", boom]],
   "txn.invalidPrefix": [["1bad"]],
@@ -138,6 +140,16 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
   "txn.decisionLogCorrupt": [["/var/lib/geoproxy/decisions.log", 12]],
   "txn.decisionLogLocked": [["/var/lib/geoproxy/decisions.log", { pid: 4242, host: "proxy-2" }]],
   // the proxy
+  "proxy.verifierLookupFailed": [
+    [],
+    [
+      new PgError({
+        code: "57014" as PgError["code"],
+        message: "region eu did not answer the verifier lookup within 1500 ms ([pool] lookup_timeout_ms)",
+      }),
+    ],
+  ],
+  "proxy.loginLookupTimedOut": [["eu", "the verifier lookup", 1500]],
   "proxy.refuseScatterRead": [[["eu", "us"]]],
   "proxy.refuseSecondWriteRegion": [["eu", "us"]],
   "proxy.refuseBatchAcrossRegions": [["eu", "us"]],

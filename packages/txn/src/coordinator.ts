@@ -5,17 +5,26 @@ import {
   duplicateRegion,
   gidInUse,
   isConnectionFailure,
+  isStepTimeout,
   noParticipants,
   participantRefused,
   prepareRolledBack,
+  prepareTimedOut,
   prepareTooSlow,
   prepareUnreachable,
   resolutionUnknown,
   sqlStateOf,
+  stepTimedOut,
   type TxnError,
 } from "./errors.js";
 import { GidFactory } from "./gid.js";
-import type { Participant, ParticipantConnector, RecoveryConnection, SqlExecutor } from "./participant.js";
+import type {
+  Participant,
+  ParticipantConnector,
+  QueryResult,
+  RecoveryConnection,
+  SqlExecutor,
+} from "./participant.js";
 import {
   commitPrepared,
   prepareTransaction,
@@ -23,6 +32,7 @@ import {
   rollbackPrepared,
   UNDEFINED_OBJECT,
 } from "./sql-text.js";
+import { connectWithin, queryWithin } from "./step-deadline.js";
 import type { TxnObserver, TxnOutcome, TxnStep } from "./steps.js";
 
 /**
@@ -48,6 +58,13 @@ export interface CoordinatorOptions {
    * Keep it below recovery's grace period. Default 5 s.
    */
   decideDeadlineMs?: number;
+  /**
+   * Longest wait for a region's answer to COMMIT PREPARED, ROLLBACK PREPARED or ROLLBACK (and for a
+   * fresh connection to retry on). Past it the connection is abandoned and the region left to
+   * recovery: a COMMIT PREPARED that times out leaves the commit in doubt, never undone. PREPARE is
+   * bounded by what is left of `decideDeadlineMs` instead. Default 5 s.
+   */
+  stepTimeoutMs?: number;
   clock?: () => number;
 }
 
@@ -94,6 +111,12 @@ interface Refusal {
   error: TxnError;
   /** The connection broke: PREPARE may have run, so a prepared transaction may be left behind. */
   maybePrepared: boolean;
+  /**
+   * No answer within the deadline; the connection was abandoned. Nothing more is sent there now:
+   * the region most likely answers nothing else either, and a PREPARE still in its socket may land
+   * after any ROLLBACK PREPARED sent now, so the recorded abort leaves it to recovery.
+   */
+  timedOut: boolean;
 }
 
 const RECENT_DECISIONS = 4096;
@@ -119,6 +142,7 @@ export class Coordinator {
   private readonly retryBaseMs: number;
   private readonly retryMaxMs: number;
   private readonly decideDeadlineMs: number;
+  private readonly stepTimeoutMs: number;
   private readonly clock: () => number;
   private readonly tracked = new Map<string, Tracked>();
   private readonly recentlyDecided = new Set<string>();
@@ -133,6 +157,7 @@ export class Coordinator {
     this.retryBaseMs = options.retryBaseMs ?? 25;
     this.retryMaxMs = options.retryMaxMs ?? 1000;
     this.decideDeadlineMs = options.decideDeadlineMs ?? 5_000;
+    this.stepTimeoutMs = options.stepTimeoutMs ?? 5_000;
     this.clock = options.clock ?? Date.now;
   }
 
@@ -171,7 +196,7 @@ export class Coordinator {
     // Registered before the first PREPARE so recovery in this process never mistakes it for abandoned.
     this.tracked.set(gid, tracked);
 
-    const { prepared, refusals } = await this.prepareAll(gid, participants);
+    const { prepared, refusals } = await this.prepareAll(tracked, participants);
     const first = refusals[0];
     if (first !== undefined) {
       await this.abort(tracked, prepared, refusals);
@@ -233,7 +258,7 @@ export class Coordinator {
   async rollback(participants: readonly Participant[]): Promise<string[]> {
     const results = await Promise.all(
       participants.map((p) =>
-        p.query(rollback).then(
+        this.ask(p, p.region, rollback, "ROLLBACK").then(
           () => undefined,
           () => p.region,
         ),
@@ -305,29 +330,45 @@ export class Coordinator {
   }
 
   private async prepareAll(
-    gid: string,
+    tracked: Tracked,
     participants: readonly Participant[],
   ): Promise<{ prepared: Participant[]; refusals: Refusal[] }> {
+    const gid = tracked.gid;
     const prepared: Participant[] = [];
     const refusals: Refusal[] = [];
     await Promise.all(
       participants.map(async (participant) => {
         const region = participant.region;
         await this.step("prepare", gid, region);
+        // A PREPARE answered after the decide deadline would be aborted anyway, so no longer is waited.
+        const budget = this.decideDeadlineMs - (this.clock() - tracked.startedAt);
         try {
-          const result = await participant.query(prepareTransaction(gid));
+          const result = await queryWithin(participant, prepareTransaction(gid), budget, () =>
+            stepTimedOut(region, "PREPARE TRANSACTION", this.decideDeadlineMs),
+          );
           // In a transaction that already failed PostgreSQL answers PREPARE with the tag ROLLBACK, no error.
           if (result.command?.toUpperCase().startsWith("ROLLBACK")) {
-            refusals.push({ participant, error: prepareRolledBack(region), maybePrepared: false });
+            refusals.push({
+              participant,
+              error: prepareRolledBack(region),
+              maybePrepared: false,
+              timedOut: false,
+            });
             await this.step("prepare-refused", gid, region);
             return;
           }
         } catch (error) {
-          const maybePrepared = isConnectionFailure(error);
+          const timedOut = isStepTimeout(error);
+          const maybePrepared = timedOut || isConnectionFailure(error);
           refusals.push({
             participant,
-            error: maybePrepared ? prepareUnreachable(region, error) : participantRefused(region, error),
+            error: timedOut
+              ? prepareTimedOut(region, this.decideDeadlineMs)
+              : maybePrepared
+                ? prepareUnreachable(region, error)
+                : participantRefused(region, error),
             maybePrepared,
+            timedOut,
           });
           await this.step("prepare-refused", gid, region);
           return;
@@ -355,10 +396,14 @@ export class Coordinator {
         if (!(await this.rollbackPreparedIn(gid, participant.region, participant)))
           leftover.add(participant.region);
       }),
-      ...refusals.map(async ({ participant, maybePrepared }) => {
+      ...refusals.map(async ({ participant, maybePrepared, timedOut }) => {
         await this.step("rollback", gid, participant.region);
+        if (timedOut) {
+          leftover.add(participant.region);
+          return;
+        }
         // After a failed PREPARE the transaction is already gone; ROLLBACK only settles the session.
-        await participant.query(rollback).catch(() => {});
+        await this.ask(participant, participant.region, rollback, "ROLLBACK").catch(() => {});
         if (maybePrepared && !(await this.rollbackPreparedIn(gid, participant.region, undefined))) {
           leftover.add(participant.region);
         }
@@ -384,18 +429,46 @@ export class Coordinator {
     region: string,
     own: SqlExecutor | undefined,
   ): Promise<boolean> {
-    if (own !== undefined && (await settles(own, rollbackPrepared(gid)))) return true;
+    if (own !== undefined) {
+      const outcome = await this.settles(own, region, rollbackPrepared(gid));
+      // A region that let the deadline pass on its own connection is not asked again on another.
+      if (outcome !== "failed") return outcome === "settled";
+    }
     if (this.connector === undefined) return false;
     try {
-      const fresh = await this.connector.connect(region);
+      const fresh = await connectWithin(this.connector, region, this.stepTimeoutMs, () =>
+        stepTimedOut(region, "a connection for ROLLBACK PREPARED", this.stepTimeoutMs),
+      );
       try {
-        return await settles(fresh, rollbackPrepared(gid));
+        return (await this.settles(fresh, region, rollbackPrepared(gid))) === "settled";
       } finally {
         await fresh.close().catch(() => {});
       }
     } catch {
       return false;
     }
+  }
+
+  /** Runs a ROLLBACK PREPARED; "does not exist" (42704) counts as done, as nothing is left prepared. */
+  private async settles(
+    executor: SqlExecutor,
+    region: string,
+    sql: string,
+  ): Promise<"settled" | "failed" | "timed-out"> {
+    try {
+      await this.ask(executor, region, sql, "ROLLBACK PREPARED");
+      return "settled";
+    } catch (error) {
+      if (isStepTimeout(error)) return "timed-out";
+      return sqlStateOf(error) === UNDEFINED_OBJECT ? "settled" : "failed";
+    }
+  }
+
+  /** One of the coordinator's own statements, answered within the step deadline or abandoned. */
+  private ask(executor: SqlExecutor, region: string, sql: string, statement: string): Promise<QueryResult> {
+    return queryWithin(executor, sql, this.stepTimeoutMs, () =>
+      stepTimedOut(region, statement, this.stepTimeoutMs),
+    );
   }
 
   /**
@@ -410,8 +483,11 @@ export class Coordinator {
       if (attempt > 0) await sleep(backoffDelay(attempt - 1, this.retryBaseMs, this.retryMaxMs));
       let fresh: RecoveryConnection | undefined;
       try {
-        if (!ownConnectionWorks) fresh = await this.connector!.connect(region);
-        await (fresh ?? participant).query(commitPrepared(gid));
+        if (!ownConnectionWorks)
+          fresh = await connectWithin(this.connector!, region, this.stepTimeoutMs, () =>
+            stepTimedOut(region, "a connection for COMMIT PREPARED", this.stepTimeoutMs),
+          );
+        await this.ask(fresh ?? participant, region, commitPrepared(gid), "COMMIT PREPARED");
         await this.step("committed-prepared", gid, region);
         return true;
       } catch (error) {
@@ -422,6 +498,9 @@ export class Coordinator {
           return true;
         }
         await this.step("commit-prepared-failed", gid, region);
+        // A region that let the deadline pass is left to recovery: retrying would only keep the
+        // client waiting on a region that is not answering, for a commit that is already decided.
+        if (isStepTimeout(error)) return false;
         if (isConnectionFailure(error)) {
           if (this.connector === undefined) return false;
           ownConnectionWorks = false;
@@ -471,16 +550,6 @@ export class Coordinator {
     } catch {
       // Observers are for tests and metrics; they never change an outcome.
     }
-  }
-}
-
-/** Runs a ROLLBACK PREPARED; "does not exist" (42704) counts as done, as nothing is left prepared. */
-async function settles(executor: SqlExecutor, sql: string): Promise<boolean> {
-  try {
-    await executor.query(sql);
-    return true;
-  } catch (error) {
-    return sqlStateOf(error) === UNDEFINED_OBJECT;
   }
 }
 

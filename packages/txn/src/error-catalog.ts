@@ -1,10 +1,11 @@
 import * as errors from "./errors.js";
 
-// The error class and the two readers of a participant's error are not factories.
+// The error class and the readers of a participant's error are not factories.
 const {
   TxnError: _class,
   sqlStateOf: _sqlStateOf,
   isConnectionFailure: _isConnectionFailure,
+  isStepTimeout: _isStepTimeout,
   ...factories
 } = errors;
 

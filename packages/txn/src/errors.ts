@@ -75,6 +75,46 @@ export function prepareUnreachable(region: string, cause: unknown): TxnError {
   });
 }
 
+/** Errors made by `stepTimedOut`: a deadline passed, which is neither a refusal nor a lost connection. */
+const stepTimeouts = new WeakSet<object>();
+
+/**
+ * A region did not answer one of the coordinator's or recovery's own statements within its step
+ * deadline (a frozen server, a dead network path). Its connection was closed unanswered, so whether
+ * the statement took effect there is unknown: what the region still owes is recovery's to finish.
+ */
+export function stepTimedOut(region: string, statement: string, timeoutMs: number): TxnError {
+  const error = new TxnError({
+    code: "57014",
+    message: `region "${region}" did not answer ${statement} within ${timeoutMs} ms ([txn] step_timeout_ms)`,
+    detail: "Its connection was closed unanswered; recovery finishes what the region owes once it answers.",
+    hint: "Check that the region's server is running and reachable; raise [txn] step_timeout_ms if it is only slow.",
+    region,
+  });
+  stepTimeouts.add(error);
+  return error;
+}
+
+/** True for an error made by `stepTimedOut`. */
+export function isStepTimeout(error: unknown): boolean {
+  return typeof error === "object" && error !== null && stepTimeouts.has(error);
+}
+
+/**
+ * A region did not answer PREPARE TRANSACTION within the decide deadline: the transaction is rolled
+ * back everywhere. The PREPARE may still land there later (a frozen server reads it on waking), so
+ * the abort is written to the decision log and recovery rolls it back whenever it appears.
+ */
+export function prepareTimedOut(region: string, timeoutMs: number): TxnError {
+  return new TxnError({
+    code: "40001",
+    message: `region "${region}" did not answer PREPARE TRANSACTION within ${timeoutMs} ms (decide_deadline_ms): the transaction was rolled back`,
+    detail: `The transaction was rolled back in every region; recovery rolls it back in region "${region}" once it answers.`,
+    hint: "Retry the transaction; if the region is only slow, raise [txn] decide_deadline_ms (below recovery_grace_ms).",
+    region,
+  });
+}
+
 /** PREPARE TRANSACTION answered ROLLBACK: the participant's transaction had already failed. */
 export function prepareRolledBack(region: string): TxnError {
   return new TxnError({

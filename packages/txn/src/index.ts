@@ -24,13 +24,16 @@ export {
   gidInUse,
   invalidPrefix,
   isConnectionFailure,
+  isStepTimeout,
   noParticipants,
   participantRefused,
   prepareRolledBack,
+  prepareTimedOut,
   prepareTooSlow,
   prepareUnreachable,
   resolutionUnknown,
   sqlStateOf,
+  stepTimedOut,
   TxnError,
 } from "./errors.js";
 export type { FileDecisionLogOptions } from "./file-decision-log.js";
@@ -45,6 +48,7 @@ export type {
 } from "./participant.js";
 export type { RecoveryAction, RecoveryOptions, RecoveryReport } from "./recovery.js";
 export { Recovery } from "./recovery.js";
+export { connectWithin, queryWithin } from "./step-deadline.js";
 export type { TxnObserver, TxnOutcome, TxnStep, TxnStepEvent } from "./steps.js";
 export { TXN_OUTCOMES, TXN_STEPS } from "./steps.js";
 export type { TableDecisionLogOptions } from "./table-decision-log.js";

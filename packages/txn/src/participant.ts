@@ -12,6 +12,12 @@ export interface QueryResult {
 /** Runs one simple-protocol statement; rejects with an error carrying `.code` (a SQLSTATE). */
 export interface SqlExecutor {
   query(sql: string): Promise<QueryResult>;
+  /**
+   * Told when the coordinator or recovery stopped waiting for the answer to a statement (its step
+   * deadline passed): the connection's state is unknown, since the statement may still take effect,
+   * so it must be closed and never reused. Adapters without it are simply no longer waited on.
+   */
+  abandon?(reason: Error): void;
 }
 
 /**

@@ -1,8 +1,9 @@
 import type { Coordinator } from "./coordinator.js";
 import type { Decision, DecisionLog, DecisionRecord } from "./decision-log.js";
-import { sqlStateOf } from "./errors.js";
+import { sqlStateOf, stepTimedOut } from "./errors.js";
 import type { ParticipantConnector, RecoveryConnection } from "./participant.js";
 import { commitPrepared, rollbackPrepared, scanPrepared, UNDEFINED_OBJECT } from "./sql-text.js";
+import { connectWithin, queryWithin } from "./step-deadline.js";
 
 export interface RecoveryOptions {
   /** The coordinator whose gids to recover: its prefix, and the transactions it is still driving. */
@@ -26,6 +27,12 @@ export interface RecoveryOptions {
    * it unset with a log several processes share (the table log), where no lock proves that.
    */
   abandonedBefore?: number;
+  /**
+   * Longest wait for a region's connection and for its answer to each statement of a pass; past it
+   * the region counts as not scanned (or not acted on) this pass, so a frozen region never holds up
+   * the pass for the others. Default 5 s.
+   */
+  stepTimeoutMs?: number;
   clock?: () => number;
 }
 
@@ -60,6 +67,7 @@ export class Recovery {
   private readonly options: RecoveryOptions;
   private readonly graceMs: number;
   private readonly intervalMs: number;
+  private readonly stepTimeoutMs: number;
   private running: Promise<RecoveryReport> | undefined;
   private timer: NodeJS.Timeout | undefined;
 
@@ -67,6 +75,7 @@ export class Recovery {
     this.options = options;
     this.graceMs = options.graceMs ?? 10_000;
     this.intervalMs = options.intervalMs ?? 5_000;
+    this.stepTimeoutMs = options.stepTimeoutMs ?? 5_000;
   }
 
   /** One pass over every region; concurrent calls share the pass under way. */
@@ -115,8 +124,15 @@ export class Recovery {
         this.options.regions.map(async (region) => {
           let connection: RecoveryConnection | undefined;
           try {
-            connection = await connector.connect(region);
-            const result = await connection.query(scanPrepared(coordinator.prefix));
+            connection = await connectWithin(connector, region, this.stepTimeoutMs, () =>
+              stepTimedOut(region, "a connection for recovery", this.stepTimeoutMs),
+            );
+            const result = await queryWithin(
+              connection,
+              scanPrepared(coordinator.prefix),
+              this.stepTimeoutMs,
+              () => stepTimedOut(region, "the scan of pg_prepared_xacts", this.stepTimeoutMs),
+            );
             for (const row of result.rows) {
               const gid = String(row["gid"]);
               // The SQL filter is a prefix match; ownership is the exact parse.
@@ -225,7 +241,13 @@ export class Recovery {
     report: RecoveryReport,
   ): Promise<boolean> {
     try {
-      await connection.query(decision === "commit" ? commitPrepared(gid) : rollbackPrepared(gid));
+      const statement = decision === "commit" ? "COMMIT PREPARED" : "ROLLBACK PREPARED";
+      await queryWithin(
+        connection,
+        decision === "commit" ? commitPrepared(gid) : rollbackPrepared(gid),
+        this.stepTimeoutMs,
+        () => stepTimedOut(region, statement, this.stepTimeoutMs),
+      );
     } catch (error) {
       if (sqlStateOf(error) !== UNDEFINED_OBJECT) {
         report.failures.push({ region, gid, error });

@@ -101,12 +101,26 @@ export function tooManyLoggingIn(max: number): PgError {
 }
 
 /** The home region could not be asked for a role's verifier. */
-export function verifierLookupFailed(): PgError {
+export function verifierLookupFailed(cause?: unknown): PgError {
+  // A deadline that passed is worth telling the client: it names the region and the setting.
+  const why = cause instanceof PgError && cause.code === SqlState.query_canceled ? `: ${cause.message}` : "";
   return new PgError({
     code: SqlState.cannot_connect_now,
     severity: "FATAL",
-    message: "authentication is unavailable: the home region could not be asked for the role's verifier",
+    message: `authentication is unavailable: the home region could not be asked for the role's verifier${why}`,
     hint: "Retry; check that the home region is reachable and that [auth] verifier_query runs as its endpoint user.",
+  });
+}
+
+/**
+ * A backend left one of the proxy's login lookups (the verifier lookup, the check of the client's
+ * startup settings) unanswered for `[pool] lookup_timeout_ms`; the connection was discarded.
+ */
+export function loginLookupTimedOut(region: string, lookup: string, timeoutMs: number): PgError {
+  return new PgError({
+    code: SqlState.query_canceled,
+    message: `region ${region} did not answer ${lookup} within ${timeoutMs} ms ([pool] lookup_timeout_ms)`,
+    hint: "Check that the region's server is running and reachable; raise [pool] lookup_timeout_ms if it is only slow.",
   });
 }
 

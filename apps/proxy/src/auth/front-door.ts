@@ -425,7 +425,7 @@ class Handshake {
       },
       (error: unknown) => {
         this.options.log.error({ err: error }, "verifier lookup failed");
-        this.fatal(verifierLookupFailed());
+        this.fatal(verifierLookupFailed(error));
       },
     );
   }

@@ -48,6 +48,8 @@ export interface Security {
   /** The front door, once the pools exist (the verifier lookup runs on the home region's pool). */
   openDoor(deps: {
     readonly acquireHome: () => Promise<Lease>;
+    /** The home region's id, named by errors of the lookup. */
+    readonly homeRegion: string;
     readonly cancels: CancelRegistry;
     readonly log: Logger;
   }): FrontDoor;
@@ -146,7 +148,12 @@ export function prepareSecurity(config: GeoConfig, options: SecurityOptions = {}
         configured,
         lookup:
           auth.method !== "trust" && auth.lookup
-            ? homeVerifierLookup(deps.acquireHome, auth.verifierQuery, config.pool.connectTimeoutMs)
+            ? homeVerifierLookup(
+                deps.acquireHome,
+                auth.verifierQuery,
+                config.pool.lookupTimeoutMs,
+                deps.homeRegion,
+              )
             : undefined,
         ttlMs: auth.verifierCacheMs,
         now: options.now,

@@ -10,23 +10,26 @@ import {
   Messages,
   PgError,
 } from "@geo/proto";
+import { loginLookupTimedOut } from "./auth-errors.js";
 import { parseStoredPassword } from "./stored-credential.js";
 import type { VerifierLookup } from "./verifier-store.js";
 
 /**
  * Reads a role's stored password from the home region with `sql`, the role bound as $1 (text) in
  * the extended protocol, so a role name is never spliced into SQL text. The first column of the
- * first row is read; no row, or NULL, means no usable password.
+ * first row is read; no row, or NULL, means no usable password. An answer later than `timeoutMs`
+ * (`[pool] lookup_timeout_ms`) fails the lookup naming `region`, and the connection is discarded.
  */
 export function homeVerifierLookup(
   acquire: () => Promise<Lease>,
   sql: string,
   timeoutMs: number,
+  region: string,
 ): VerifierLookup {
   return async (role) => {
     const lease = await acquire();
     try {
-      const text = await firstValue(lease, sql, role, timeoutMs);
+      const text = await firstValue(lease, sql, role, timeoutMs, region);
       lease.release();
       return parseStoredPassword(text);
     } catch (error) {
@@ -36,7 +39,13 @@ export function homeVerifierLookup(
   };
 }
 
-function firstValue(lease: Lease, sql: string, role: string, timeoutMs: number): Promise<string | null> {
+function firstValue(
+  lease: Lease,
+  sql: string,
+  role: string,
+  timeoutMs: number,
+  region: string,
+): Promise<string | null> {
   const connection = lease.connection;
   return new Promise((resolve, reject) => {
     let value: string | null = null;
@@ -44,7 +53,7 @@ function firstValue(lease: Lease, sql: string, role: string, timeoutMs: number):
     let failure: Error | null = null;
     const timer = setTimeout(() => {
       connection.setReceiver(null);
-      reject(new Error(`verifier lookup took longer than ${timeoutMs} ms`));
+      reject(loginLookupTimedOut(region, "the verifier lookup", timeoutMs));
     }, timeoutMs);
     connection.setReceiver({
       onFrame(frame) {

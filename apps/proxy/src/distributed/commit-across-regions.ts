@@ -9,11 +9,18 @@ import {
   refuseTwoPhaseOutsideEndpointDatabase,
   txnErrorToPg,
 } from "./txn-errors.js";
-import { runOn } from "./txn-service.js";
+import { abandonConnection, runOn } from "./txn-service.js";
 
-/** A leg inside an open transaction as a two-phase commit participant. */
+/**
+ * A leg inside an open transaction as a two-phase commit participant. A step the coordinator
+ * stopped waiting on breaks the leg's connection, so it is discarded, never pooled.
+ */
 export function participantOf(leg: Leg): Participant {
-  return { region: leg.region, query: (sql) => runOn(leg.connection, sql) };
+  return {
+    region: leg.region,
+    query: (sql) => runOn(leg.connection, sql),
+    abandon: (reason) => abandonConnection(leg.connection, reason),
+  };
 }
 
 /**
@@ -27,10 +34,13 @@ export async function commitAcrossRegions(session: SessionPort, txn: Transaction
   const read: Leg[] = [];
   for (const leg of txn.legs.values()) (txn.writeRegions.has(leg.region) ? written : read).push(leg);
   const observability = session.runtime.observability;
+  // The proxy's own COMMIT and ROLLBACK of a leg are bounded like the coordinator's steps: a frozen
+  // region must not hold the client's COMMIT for ever.
+  const stepTimeoutMs = session.runtime.config.txn.stepTimeoutMs;
   for (const leg of written) {
     const endpoint = session.runtime.router.topology.region(leg.region)!.primary;
     if (leg.connection.database !== endpoint.database) {
-      await rollbackAll([...written, ...read]);
+      await rollbackAll([...written, ...read], stepTimeoutMs);
       observability.transactionEnded("aborted");
       return refuseTwoPhaseOutsideEndpointDatabase(leg.connection.database, endpoint.database);
     }
@@ -39,7 +49,7 @@ export async function commitAcrossRegions(session: SessionPort, txn: Transaction
   try {
     coordinator = await session.runtime.txn.coordinator();
   } catch (error) {
-    await rollbackAll([...written, ...read]);
+    await rollbackAll([...written, ...read], stepTimeoutMs);
     observability.transactionEnded("aborted");
     return decisionLogUnavailable(error);
   }
@@ -47,7 +57,7 @@ export async function commitAcrossRegions(session: SessionPort, txn: Transaction
   // whole block, before anything written is prepared.
   const readFailures = await Promise.all(
     read.map((leg) =>
-      runOn(leg.connection, "COMMIT").then(
+      runOn(leg.connection, "COMMIT", stepTimeoutMs).then(
         // A block the server had already failed answers COMMIT with ROLLBACK.
         (result) =>
           result.command === "ROLLBACK" ? readLegCommitFailed(leg.region, new Error("it had failed")) : null,
@@ -57,7 +67,7 @@ export async function commitAcrossRegions(session: SessionPort, txn: Transaction
   );
   const readFailure = readFailures.find((failure) => failure !== null);
   if (readFailure != null) {
-    await rollbackAll(written);
+    await rollbackAll(written, stepTimeoutMs);
     observability.transactionEnded("aborted");
     return readFailure;
   }
@@ -78,11 +88,14 @@ export async function commitAcrossRegions(session: SessionPort, txn: Transaction
   }
 }
 
-/** ROLLBACK on every leg that still works; a failed one is discarded when released. */
-export async function rollbackAll(legs: readonly Leg[]): Promise<void> {
+/**
+ * ROLLBACK on every leg that still works; a failed one is discarded when released. With
+ * `timeoutMs`, a leg that does not answer in time has its connection destroyed (and so discarded).
+ */
+export async function rollbackAll(legs: readonly Leg[], timeoutMs?: number): Promise<void> {
   await Promise.all(
     legs.map((leg) =>
-      leg.broken === null ? runOn(leg.connection, "ROLLBACK").catch(() => undefined) : undefined,
+      leg.broken === null ? runOn(leg.connection, "ROLLBACK", timeoutMs).catch(() => undefined) : undefined,
     ),
   );
 }

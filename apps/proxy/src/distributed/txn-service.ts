@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { GeoConfig, Topology } from "@geo/core";
+import { PgError, SqlState } from "@geo/proto";
 import {
   Coordinator,
   type DecisionLog,
@@ -10,12 +11,14 @@ import {
   Recovery,
   type RecoveryConnection,
   type RecoveryReport,
+  stepTimedOut,
   TableDecisionLog,
   type TxnObserver,
 } from "@geo/txn";
 import type { RegionPools } from "../executor/region-pools.js";
 import type { Logger } from "../log.js";
 import type { InDoubtLedger } from "../observability/in-doubt-ledger.js";
+import { txnErrorToPg } from "./txn-errors.js";
 
 export interface TxnServiceOptions {
   readonly config: GeoConfig;
@@ -155,6 +158,7 @@ export class TxnService {
       log,
       connector,
       decideDeadlineMs: txn.decideDeadlineMs,
+      stepTimeoutMs: txn.stepTimeoutMs,
       observer: this.observer(),
     });
     const recovery = new Recovery({
@@ -164,6 +168,7 @@ export class TxnService {
       regions: this.regions,
       graceMs: txn.recoveryGraceMs,
       intervalMs: txn.recoveryIntervalMs,
+      stepTimeoutMs: txn.stepTimeoutMs,
       ...(abandonedBefore === undefined ? {} : { abandonedBefore }),
     });
     if (this.closed) {
@@ -264,6 +269,13 @@ export class TxnService {
         let released = false;
         return {
           query: (sql) => runOn(lease.connection, sql),
+          // The coordinator or recovery stopped waiting for an answer: closed, never reused.
+          abandon: (reason) => {
+            abandonConnection(lease.connection, reason);
+            if (released) return;
+            released = true;
+            lease.discard("a commit step went unanswered");
+          },
           close: async () => {
             if (released) return;
             released = true;
@@ -275,29 +287,59 @@ export class TxnService {
     };
   }
 
+  /**
+   * The table log's executor. Each statement waits at most `[txn] step_timeout_ms`: a decision
+   * write that a frozen home region leaves unanswered then fails, and the commit ends with 08007
+   * (outcome unknown) for recovery to settle from whatever the table holds, instead of hanging.
+   */
   private autocommit(region: string): { query(sql: string): Promise<QueryResult> } {
-    const connect = this.connector();
+    const timeoutMs = this.options.config.txn.stepTimeoutMs;
     return {
       query: async (sql) => {
-        const connection = await connect.connect(region);
+        const user = this.options.topology.region(region)?.primary.user ?? "postgres";
+        const lease = await this.options.pools.acquire(region, user);
         try {
-          return await connection.query(sql);
-        } finally {
-          await connection.close();
+          const result = await runOn(lease.connection, sql, timeoutMs);
+          lease.release();
+          return result;
+        } catch (error) {
+          // Timed out (destroyed already), broken, or left in a block: never pooled again.
+          const unusable = !lease.connection.usable;
+          if (lease.connection.txStatus !== "I" || unusable) lease.discard("broken");
+          else lease.release();
+          // The connection destroyed with a 57014 is the deadline's doing, not a server's cancel.
+          if (unusable && error instanceof PgError && error.code === SqlState.query_canceled)
+            throw stepTimedOut(region, "the decision log's statement", timeoutMs);
+          throw error;
         }
       },
     };
   }
 }
 
-/** One simple-protocol statement on a pooled backend connection, rows keyed by column name. */
+/**
+ * Breaks a connection whose statement the coordinator stopped waiting on: its state is unknown (the
+ * statement may still land), so the socket is closed and whoever holds it sees it broken.
+ */
+export function abandonConnection(connection: { fail(error: PgError): void }, reason: Error): void {
+  connection.fail(txnErrorToPg(reason));
+}
+
+/**
+ * One simple-protocol statement on a pooled backend connection, rows keyed by column name. With
+ * `timeoutMs`, an answer later than that destroys the connection and rejects with 57014.
+ */
 export async function runOn(
   connection: {
-    simpleQuery(sql: string): Promise<{ fields: string[]; rows: (string | null)[][]; tag: string }>;
+    simpleQuery(
+      sql: string,
+      options?: { readonly timeoutMs?: number | undefined },
+    ): Promise<{ fields: string[]; rows: (string | null)[][]; tag: string }>;
   },
   sql: string,
+  timeoutMs?: number,
 ): Promise<QueryResult> {
-  const result = await connection.simpleQuery(sql);
+  const result = await connection.simpleQuery(sql, { timeoutMs });
   return {
     command: result.tag,
     rows: result.rows.map((row) => Object.fromEntries(result.fields.map((field, i) => [field, row[i]]))),

@@ -150,6 +150,8 @@ export class KeyMover {
           const result = await query(on(region), sql);
           return { rows: result.rows, command: result.tag };
         },
+        // A commit step left unanswered: the connection's state is unknown, so it is never pooled.
+        abandon: () => on(region).connection.destroy(),
       }));
       const coordinator = await this.coordinator();
       const result = await coordinator.commit(participants);

@@ -118,6 +118,11 @@ export class Moves {
           const lease = await runner.acquire(region);
           return {
             query: async (sql) => toResult(await query(lease, sql)),
+            // Unanswered within the step deadline: its state is unknown, so it is closed.
+            abandon: () => {
+              lease.connection.destroy();
+              lease.discard("a move's commit step went unanswered");
+            },
             close: async () => {
               if (lease.connection.txStatus !== "I") lease.discard("recovery left it in a transaction");
               else lease.release();
@@ -132,6 +137,7 @@ export class Moves {
         connector,
         // Below the grace period recovery gives it, as for the statement coordinator.
         decideDeadlineMs: this.options.config.txn.decideDeadlineMs,
+        stepTimeoutMs: this.options.config.txn.stepTimeoutMs,
       });
       const recovery = new Recovery({
         coordinator,
@@ -140,6 +146,7 @@ export class Moves {
         regions: this.options.topology.regionIds,
         graceMs: this.options.config.txn.recoveryGraceMs,
         intervalMs: this.options.config.txn.recoveryIntervalMs,
+        stepTimeoutMs: this.options.config.txn.stepTimeoutMs,
       });
       await recovery.start().catch((error: unknown) => {
         this.options.log.warn({ err: error }, "start-up recovery of moves failed; it is retried");

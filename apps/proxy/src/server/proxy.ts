@@ -217,6 +217,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
 
   const door = security.openDoor({
     acquireHome: () => pools.acquire(topology.home.id, topology.home.primary.user ?? "postgres"),
+    homeRegion: topology.home.id,
     cancels: runtime.cancels,
     log,
   });

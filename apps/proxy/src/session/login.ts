@@ -36,6 +36,14 @@ export function logIn(session: SessionPort, message: StartupMessage): void {
     () => session.runtime.pools.acquire(home, session.user, session.database),
     // Answers are remembered per role and database: another database may not exist.
     `${session.user}\u0000${session.database}`,
+    {
+      timeoutMs: session.runtime.config.pool.lookupTimeoutMs,
+      onUnanswered: (error) =>
+        session.log.warn(
+          { region: home, err: error.message },
+          "the home region did not answer the check of the login's settings within [pool] lookup_timeout_ms; the login goes on",
+        ),
+    },
   ).then(
     (reported) => {
       if (reported instanceof PgError) session.fatal(reported);

@@ -36,13 +36,17 @@ const remembered = new WeakMap<object, Map<string, ReadonlyMap<string, string>>>
  * Settings PostgreSQL accepts only at connect (PGC_BACKEND, such as `log_connections`) fail
  * here ("cannot be changed now"): the proxy could not give them to pooled connections anyway.
  * Resolves with the reported values, an empty map when no server could say (the login goes on,
- * and a bad setting fails its first statement), or the FATAL error to end the login with.
+ * and a bad setting fails its first statement), or the FATAL error to end the login with. A server
+ * that leaves the check unanswered for `timeoutMs` (`[pool] lookup_timeout_ms`: a frozen home
+ * region) is one that could not say: its connection is destroyed, `onUnanswered` is told why, and
+ * the login goes on, so clients of the other regions can still log in.
  */
 export async function checkStartupSettings(
   settings: readonly (readonly [string, string])[],
   scope: object,
   acquire: () => Promise<Lease>,
   client = "",
+  deadline: { readonly timeoutMs?: number; readonly onUnanswered?: (error: Error) => void } = {},
 ): Promise<PgError | ReadonlyMap<string, string>> {
   const sets = settings.map(
     ([name, value]) => `pg_catalog.set_config(${quoteLiteral(name)}, ${quoteLiteral(value)}, true)`,
@@ -63,7 +67,7 @@ export async function checkStartupSettings(
   }
   let reported: Map<string, string>;
   try {
-    const result = await lease.connection.simpleQuery(sql);
+    const result = await lease.connection.simpleQuery(sql, { timeoutMs: deadline.timeoutMs });
     reported = new Map();
     const row = result.rows.length === 1 ? result.rows[0]! : [];
     if (row.length === REPORTED_PARAMETERS.length && row.every((value) => value !== null)) {
@@ -71,14 +75,15 @@ export async function checkStartupSettings(
     }
   } catch (error) {
     if (error instanceof PgError && SETTING_ERRORS.has(error.code)) {
-      await endBlock(lease);
+      await endBlock(lease, deadline.timeoutMs);
       return asFatal(error);
     }
     // Not about a setting (a lost connection, a server that cannot answer): no verdict.
     lease.discard("startup settings check failed");
+    if (error instanceof PgError && error.code === SqlState.query_canceled) deadline.onUnanswered?.(error);
     return new Map();
   }
-  await endBlock(lease);
+  await endBlock(lease, deadline.timeoutMs);
   if (reported.size === 0) return reported;
   if (known === undefined) {
     known = new Map();
@@ -90,10 +95,10 @@ export async function checkStartupSettings(
 }
 
 /** Gives the connection back out of the check's block (its ROLLBACK was skipped after an error). */
-async function endBlock(lease: Lease): Promise<void> {
+async function endBlock(lease: Lease, timeoutMs: number | undefined): Promise<void> {
   if (lease.connection.txStatus !== "I") {
     try {
-      await lease.connection.simpleQuery("ROLLBACK");
+      await lease.connection.simpleQuery("ROLLBACK", { timeoutMs });
     } catch {
       lease.discard("startup settings check failed");
       return;

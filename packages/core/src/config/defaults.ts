@@ -51,6 +51,7 @@ export const DEFAULTS = {
     maxWaiters: 1_000,
     warm: false,
     unreachableTimeoutMs: 5_000,
+    lookupTimeoutMs: 5_000,
     tcpKeepaliveMs: 10_000,
     maxPreparedStatements: 200,
     sessionReuse: false,
@@ -93,6 +94,7 @@ export const DEFAULTS = {
     recoveryGraceMs: 10_000,
     recoveryIntervalMs: 5_000,
     decideDeadlineMs: 5_000,
+    stepTimeoutMs: 5_000,
   },
 } as const;
 

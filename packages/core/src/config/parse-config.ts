@@ -414,6 +414,7 @@ function readPool(reader: FieldReader | undefined): PoolConfig {
     "max_waiters",
     "warm",
     "unreachable_timeout_ms",
+    "lookup_timeout_ms",
     "tcp_keepalive_ms",
     "max_prepared_statements",
     "session_reuse",
@@ -430,6 +431,7 @@ function readPool(reader: FieldReader | undefined): PoolConfig {
     maxWaiters: reader.integer("max_waiters", d.maxWaiters, 0, 10_000_000),
     warm: reader.boolean("warm", d.warm),
     unreachableTimeoutMs: reader.integer("unreachable_timeout_ms", d.unreachableTimeoutMs, 10, MAX_MS),
+    lookupTimeoutMs: reader.integer("lookup_timeout_ms", d.lookupTimeoutMs, 1, MAX_MS),
     tcpKeepaliveMs: reader.integer("tcp_keepalive_ms", d.tcpKeepaliveMs, 0, MAX_MS),
     maxPreparedStatements: reader.integer("max_prepared_statements", d.maxPreparedStatements, 1, 1_000_000),
     sessionReuse: reader.boolean("session_reuse", d.sessionReuse),
@@ -547,6 +549,7 @@ function readTxn(reader: FieldReader | undefined): TxnConfig {
     "recovery_grace_ms",
     "recovery_interval_ms",
     "decide_deadline_ms",
+    "step_timeout_ms",
   ]);
   const logPath = reader.string("log_path");
   const txn: TxnConfig = {
@@ -557,6 +560,7 @@ function readTxn(reader: FieldReader | undefined): TxnConfig {
     recoveryGraceMs: reader.integer("recovery_grace_ms", d.recoveryGraceMs, 1, MAX_MS),
     recoveryIntervalMs: reader.integer("recovery_interval_ms", d.recoveryIntervalMs, 1, MAX_MS),
     decideDeadlineMs: reader.integer("decide_deadline_ms", d.decideDeadlineMs, 1, MAX_MS),
+    stepTimeoutMs: reader.integer("step_timeout_ms", d.stepTimeoutMs, 1, MAX_MS),
   };
   if (!/^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/.test(txn.logTable)) {
     reader.fail(

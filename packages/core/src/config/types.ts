@@ -139,6 +139,12 @@ export interface PoolConfig {
    * unreachable: its waiting connections are broken and new statements fail at once until it answers.
    */
   readonly unreachableTimeoutMs: number;
+  /**
+   * Longest wait for a backend's answer to one of the proxy's own lookups at login: the check of a
+   * client's startup settings and the stored-password (verifier) lookup. Past it the connection is
+   * discarded.
+   */
+  readonly lookupTimeoutMs: number;
   /** TCP keepalive idle time of backend sockets (0: off). */
   readonly tcpKeepaliveMs: number;
   /**
@@ -210,8 +216,17 @@ export interface TxnConfig {
   /** An undecided prepared transaction younger than this is left to its coordinator. */
   readonly recoveryGraceMs: number;
   readonly recoveryIntervalMs: number;
-  /** Longest time from the first PREPARE to the decision; must stay below the grace period. */
+  /**
+   * Longest time from the first PREPARE to the decision; must stay below the grace period. A region
+   * that has not answered its PREPARE by then is abandoned and the transaction rolled back.
+   */
   readonly decideDeadlineMs: number;
+  /**
+   * Longest wait for a region's answer to each of the proxy's other commit statements (COMMIT
+   * PREPARED, ROLLBACK PREPARED, ROLLBACK, the table log's statements, recovery's scans); past it
+   * the connection is discarded and the region left to recovery.
+   */
+  readonly stepTimeoutMs: number;
 }
 
 /** Where the key directory is read from at start. */

@@ -28,6 +28,7 @@ export class FakeRegion {
   down = false;
   now = 1_000_000;
   private readonly rules: FailureRule[] = [];
+  private readonly stalls: { matches: (sql: string) => boolean; afterEffect: boolean }[] = [];
 
   constructor(readonly name: string) {}
 
@@ -36,8 +37,26 @@ export class FakeRegion {
     this.rules.push({ matches: (sql) => sql.startsWith(startsWith), error, remaining: times, afterEffect });
   }
 
+  /**
+   * Statements starting with `startsWith` are never answered, as by a frozen server; with
+   * `afterEffect` they take effect first (the server acted, then froze before replying).
+   */
+  stallOn(startsWith: string, afterEffect = false): void {
+    this.stalls.push({ matches: (sql) => sql.startsWith(startsWith), afterEffect });
+  }
+
+  /** True when `sql` is to go unanswered; records it and applies its effect when the stall says so. */
+  stalled(sql: string, session: { state: SessionState }): boolean {
+    const stall = this.stalls.find((s) => s.matches(sql));
+    if (stall === undefined) return false;
+    this.statements.push(sql);
+    if (stall.afterEffect) this.apply(sql, session);
+    return true;
+  }
+
   clearFailures(): void {
     this.rules.length = 0;
+    this.stalls.length = 0;
   }
 
   participant(state: SessionState = "in-transaction"): FakeParticipant {
@@ -101,7 +120,10 @@ export class FakeRegion {
 export class FakeParticipant implements Participant, RecoveryConnection {
   readonly region: string;
   closed = false;
+  /** Why the caller stopped waiting on this connection, once it did. */
+  abandoned: Error | null = null;
   private readonly session: { state: SessionState };
+  private wake: ((error: Error) => void) | null = null;
 
   constructor(
     private readonly server: FakeRegion,
@@ -113,7 +135,19 @@ export class FakeParticipant implements Participant, RecoveryConnection {
 
   async query(sql: string): Promise<QueryResult> {
     await Promise.resolve();
+    if (this.abandoned !== null) throw pgError("08003", "connection abandoned");
+    if (this.server.stalled(sql, this.session)) {
+      // A closed socket is all that ends the wait on a server that does not answer.
+      return new Promise((_, reject) => {
+        this.wake = reject;
+      });
+    }
     return this.server.execute(sql, this.session);
+  }
+
+  abandon(reason: Error): void {
+    this.abandoned = reason;
+    this.wake?.(pgError("08003", "connection abandoned"));
   }
 
   async close(): Promise<void> {
@@ -123,6 +157,7 @@ export class FakeParticipant implements Participant, RecoveryConnection {
 
 export class FakeConnector implements ParticipantConnector {
   readonly opened: string[] = [];
+  readonly connections: FakeParticipant[] = [];
 
   constructor(private readonly regions: readonly FakeRegion[]) {}
 
@@ -130,6 +165,8 @@ export class FakeConnector implements ParticipantConnector {
     const server = this.regions.find((r) => r.name === region);
     if (server === undefined || server.down) throw pgError(undefined, `cannot reach ${region}`);
     this.opened.push(region);
-    return server.participant("idle");
+    const connection = server.participant("idle");
+    this.connections.push(connection);
+    return connection;
   }
 }
