@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { MemoryDirectory, parseConfig } from "@geo/core";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -96,6 +97,16 @@ async function legBackend(state: string, query = "%"): Promise<number> {
   );
   expect(rows).toHaveLength(1);
   return rows[0].pid as number;
+}
+
+/** Waits until backend `pid` sleeps in epoll_wait, where a backend waits for its client's next message. */
+async function waitingForCommand(pid: number): Promise<void> {
+  for (let tries = 0; ; tries++) {
+    const wchan = await readFile(`/proc/${pid}/wchan`, "utf8").catch(() => "");
+    if (wchan.trim() === "do_epoll_wait") return;
+    if (tries > 1000) throw new Error(`backend ${pid} never waited for its next command (wchan ${wchan})`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 /**
@@ -207,8 +218,9 @@ describe("a cross-region commit with a region frozen by SIGSTOP", () => {
       expect(preparedThere).toHaveLength(1);
       const gid = preparedThere[0].gid as string;
       leg = await legBackend("idle", "PREPARE TRANSACTION%");
-      // Let the answer that follows the idle state leave the server before it freezes.
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // The idle state is reported just before the answer is flushed: freeze only once the
+      // backend waits for its next command, so the answer has left the server.
+      await waitingForCommand(leg);
       await freezeUsEast();
       const started = Date.now();
       await eu.query("SELECT pg_advisory_unlock(4242)");
