@@ -665,7 +665,9 @@ class Generator {
       }
       case "ts": {
         const ts = pickCol("ts");
-        return ts !== undefined ? `${ctx.pick(["min", "max"])}(${ts})` : this.literal("ts");
+        // Still an aggregate without a timestamp column: a bare literal would make a "scalar"
+        // sub-query return every row of its FROM.
+        return ts !== undefined ? `${ctx.pick(["min", "max"])}(${ts})` : `max(${this.literal("ts")})`;
       }
       default:
         return "count(*)";
