@@ -140,6 +140,9 @@ async function openScatterWith(
   const jobs = jobsOf(plan);
   const needsHome = merge.tier === "partial-aggregate" || merge.tier === "gather";
   const regions = unique([...jobs.map((job) => job.region), ...(needsHome ? [plan.home] : [])]);
+  await readCollations(session, [plan.home, ...plan.regions, ...regions]);
+  const differs = collationRefusal(session, [...plan.regions, ...regions]);
+  if (differs !== null) throw differs;
   const connections = await openRegions(session, regions, mode);
   // A CancelRequest reaches every region still answering; cancelled connections are never pooled.
   const cancel = (): void => {
@@ -148,6 +151,9 @@ async function openScatterWith(
   session.cancelHooks.add(cancel);
   const channelOf = (region: string): RegionChannel => connections.find((c) => c.region === region)!.channel;
   try {
+    // A region's first connection, or its first since it came back, read its collation as it opened.
+    const differsNow = collationRefusal(session, [...plan.regions, ...regions]);
+    if (differsNow !== null) throw differsNow;
     const sqls = unique(jobs.map((job) => job.sql));
     const describeOn = (i: number) => connections[i % connections.length]!.channel;
     // The client's own statement gives the parameter types every rewrite must use: with
@@ -327,6 +333,8 @@ async function openScatterWith(
       const [opened] = await openRegions(session, [plan.home], mode);
       connections.push(opened!);
       home = opened!;
+      const homeDiffers = collationRefusal(session, plan.regions);
+      if (homeDiffers !== null) throw homeDiffers;
     }
     const arrays = shipments.flatMap((shipment) => shipment.arrays);
     const finishParams: BoundParams = {
@@ -343,6 +351,39 @@ async function openScatterWith(
     session.cancelHooks.delete(cancel);
     await closeAll(connections, !(error instanceof StaleShape));
     throw error;
+  }
+}
+
+/**
+ * Refused when a region's database orders text by another default collation than home's
+ * (docs/scatter-gather.md): asked before any connection is taken, from what is known, so a
+ * refusal in the steady state costs no connection.
+ */
+function collationRefusal(session: SessionPort, regions: readonly string[]): PgError | null {
+  const pools = session.runtime.pools;
+  return session.runtime.collations.refusal(
+    regions,
+    (region) => pools.keyOf(region, session.user, session.database).database,
+  );
+}
+
+/**
+ * Reads the collation of each region's database this client's statement uses that was never read
+ * or whose server may have changed since (a region that came back): on a pooled connection, so a
+ * refusal lifts as soon as the region's database matches again, whatever else ran there.
+ */
+async function readCollations(session: SessionPort, regions: readonly string[]): Promise<void> {
+  const { pools, collations, config } = session.runtime;
+  for (const region of new Set(regions)) {
+    if (!collations.needsRead(region, pools.keyOf(region, session.user, session.database).database)) continue;
+    // The pool's failure names the region (08001), as the statement's own would.
+    const lease = await pools.acquire(region, session.user, session.database);
+    try {
+      await collations.readOn(lease.connection, config.pool.connectTimeoutMs);
+    } finally {
+      if (lease.connection.usable) lease.release();
+      else lease.discard("broken while its collation was read");
+    }
   }
 }
 
