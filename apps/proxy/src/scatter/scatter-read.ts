@@ -376,10 +376,13 @@ async function readCollations(session: SessionPort, regions: readonly string[]):
   const { pools, collations, config } = session.runtime;
   for (const region of new Set(regions)) {
     if (!collations.needsRead(region, pools.keyOf(region, session.user, session.database).database)) continue;
-    // The pool's failure names the region (08001), as the statement's own would.
-    const lease = await pools.acquire(region, session.user, session.database);
+    // A region that cannot be reached is left to the statement's own connection, which fails as
+    // a read spanning regions fails for it; until then what was read last stands.
+    const lease = await pools.acquire(region, session.user, session.database).catch(() => null);
+    if (lease === null) continue;
     try {
-      await collations.readOn(lease.connection, config.pool.connectTimeoutMs);
+      // A connection that broke reading leaves the database to be read on the next one.
+      await collations.readOn(lease.connection, config.pool.connectTimeoutMs).catch(() => undefined);
     } finally {
       if (lease.connection.usable) lease.release();
       else lease.discard("broken while its collation was read");
