@@ -1,3 +1,4 @@
+import { Writable } from "node:stream";
 import { parseConfig, Topology } from "@geo/core";
 import { BackendConnection, type ConnectOptions } from "@geo/pool";
 import { PgError } from "@geo/proto";
@@ -57,10 +58,23 @@ primary = { host = "127.0.0.1", port = ${other.fake.port}, database = "shop", us
   return Topology.fromConfig(parseConfig(toml, "collations.toml"));
 }
 
+/** Log lines as objects. */
+function capture(): { lines: Record<string, unknown>[]; logger: ReturnType<typeof createLogger> } {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString("utf8").split("\n"))
+        if (line.trim() !== "") lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { lines, logger: createLogger("info", sink) };
+}
+
 /** A watch over the two regions whose connects can be made to fail, as a server that is down. */
-async function watched(home: Region, other: Region) {
+async function watched(home: Region, other: Region, logger = createLogger("silent")) {
   let down = false;
-  const collations = new RegionCollations(topology(home, other), createLogger("silent"));
+  const collations = new RegionCollations(topology(home, other), logger);
   const connect = collations.watch(async (options: ConnectOptions) => {
     if (down && options.port === other.fake.port)
       throw new PgError({ code: "08001", message: "connection refused" });
@@ -158,6 +172,30 @@ describe("reading each region's database collation as its connections open", () 
     other.row = C;
     await open(other.fake);
     expect(collations.facts()).toEqual([]);
+  });
+
+  it("logs a warning naming both regions and both collations, and when they match again", async () => {
+    const home = await region(C);
+    const other = await region(ICU);
+    const { lines, logger } = capture();
+    const { open } = await watched(home, other, logger);
+    // The other region first: the warning waits for home's collation to compare with.
+    const first = await open(other.fake);
+    await open(home.fake);
+    await first.close();
+    other.row = C;
+    await open(other.fake);
+    await new Promise((resolve) => setImmediate(resolve));
+    const warnings = lines.filter((line) => line["level"] === 40);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({
+      region: "ap-south",
+      homeRegion: "eu-west",
+      collation: 'icu locale "und", LC_COLLATE "C", LC_CTYPE "C", UTF8',
+      homeCollation: 'libc, LC_COLLATE "C", LC_CTYPE "C", UTF8',
+    });
+    expect(String(warnings[0]!["msg"])).toContain("ap-south");
+    expect(lines.filter((line) => line["level"] === 30).map((line) => line["region"])).toEqual(["ap-south"]);
   });
 
   it("leaves a server that cannot answer the catalog statement usable and unchecked, asking it once", async () => {

@@ -148,7 +148,7 @@ export class RegionCollations {
     return this.mismatches().map((m) => ({
       name: "collation_differs",
       subject: `${m.region}/${m.database}`,
-      message: `database "${m.database}" of ${m.region} has default collation ${describeCollation(m.collation)}; database "${m.homeDatabase}" of the home region ${m.home} has ${describeCollation(m.homeCollation)}: reads spanning ${m.region} are refused`,
+      message: `database "${m.database}" of ${m.region} has default collation (${describeCollation(m.collation)}), database "${m.homeDatabase}" of the home region ${m.home} has (${describeCollation(m.homeCollation)}): reads spanning ${m.region} are refused`,
       since: m.since,
     }));
   }
