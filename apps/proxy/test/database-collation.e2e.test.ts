@@ -64,14 +64,21 @@ async function createShop(index: number, options: string): Promise<void> {
   }
 }
 
-function configFor(ports: readonly number[]) {
-  const toml = regionsToml(ports, ITEMS_TOML).replaceAll('database = "postgres"', 'database = "shop"');
+/** Endpoints naming "shop", or (`clientsChoose`) no database: each client's own is used. */
+function configFor(ports: readonly number[], clientsChoose = false) {
+  const toml = regionsToml(ports, ITEMS_TOML).replaceAll(
+    ', database = "postgres"',
+    clientsChoose ? "" : ', database = "shop"',
+  );
   return parseConfig(toml, "collation.toml");
 }
 
-async function startShopProxy(): Promise<RunningProxy> {
+async function startShopProxy(clientsChoose = false): Promise<RunningProxy> {
   return startProxy({
-    config: configFor(cluster.servers.map((server) => server.port)),
+    config: configFor(
+      cluster.servers.map((server) => server.port),
+      clientsChoose,
+    ),
     directory: new MemoryDirectory([
       ["alice", "eu-west"],
       ["bob", "us-east"],
@@ -248,6 +255,41 @@ describe("a region whose database has another default collation than the home re
       }
     } finally {
       await late.close({ timeoutMs: 200 });
+    }
+  });
+});
+
+describe("endpoints that name no database, so each client's own is used", () => {
+  it("compares the database a client names with home's of the same name, as the client's reads use them", async () => {
+    const chosen = await startShopProxy(true);
+    try {
+      const own = new pg.Client({
+        host: chosen.host,
+        port: chosen.port,
+        user: "postgres",
+        database: "postgres",
+      });
+      await own.connect();
+      try {
+        // The proxy's own connections use "postgres", alike in every region: nothing differs yet.
+        expect(await collationAlerts(own)).toEqual([]);
+        const shop = await connectTo(chosen);
+        try {
+          const error = await failure(shop, ACROSS);
+          expect(error.code).toBe("0A000");
+          expect(error.message).toContain('region ap-south\'s database "shop"');
+          expect(
+            await labels(shop, "SELECT label FROM items WHERE tenant_id IN ('alice', 'bob') ORDER BY label"),
+          ).toEqual(["Banana", "Date", "apple", "cherry"]);
+        } finally {
+          await shop.end();
+        }
+        expect((await collationAlerts(own)).map((alert) => alert.subject)).toEqual(["ap-south/shop"]);
+      } finally {
+        await own.end();
+      }
+    } finally {
+      await chosen.close({ timeoutMs: 200 });
     }
   });
 });
