@@ -177,6 +177,17 @@ describe("a region whose database has another default collation than the home re
     expect(extended.hint).toContain("LOCALE_PROVIDER libc");
   });
 
+  it("refuses it inside a transaction block too, failing the block as a failed statement does", async () => {
+    await client.query("BEGIN");
+    try {
+      await client.query("SELECT label FROM items WHERE tenant_id = 'chandra'");
+      expect((await failure(client, ACROSS)).code).toBe("0A000");
+      expect((await failure(client, "SELECT 1")).code).toBe("25P02");
+    } finally {
+      await client.query("ROLLBACK");
+    }
+  });
+
   it("still answers a read spanning only regions with the home region's collation", async () => {
     expect(
       await labels(client, "SELECT label FROM items WHERE tenant_id IN ('alice', 'bob') ORDER BY label"),

@@ -377,8 +377,14 @@ async function readCollations(session: SessionPort, regions: readonly string[]):
   for (const region of new Set(regions)) {
     if (!collations.needsRead(region, pools.keyOf(region, session.user, session.database).database)) continue;
     // A region that cannot be reached is left to the statement's own connection, which fails as
-    // a read spanning regions fails for it; until then what was read last stands.
-    const lease = await pools.acquire(region, session.user, session.database).catch(() => null);
+    // a read spanning regions fails for it; until then what was read last stands. Inside a block
+    // only an idle connection is taken: waiting for one while the block holds others could stall
+    // it, and a connection the block opens in that region is read as it opens.
+    const lease =
+      pools.tryAcquire(region, session.user, session.database) ??
+      (session.txn === null
+        ? await pools.acquire(region, session.user, session.database).catch(() => null)
+        : null);
     if (lease === null) continue;
     try {
       // A connection that broke reading leaves the database to be read on the next one.
