@@ -198,6 +198,17 @@ describe("reading each region's database collation as its connections open", () 
     expect(lines.filter((line) => line["level"] === 30).map((line) => line["region"])).toEqual(["ap-south"]);
   });
 
+  it("reads a server that two regions share once, for both", async () => {
+    const shared = await region(ICU);
+    const { collations, open, refused } = await watched(shared, shared);
+    const connection = await open(shared.fake);
+    expect(shared.reads).toBe(1);
+    expect(collations.needsRead("eu-west", "shop")).toBe(false);
+    expect(collations.needsRead("ap-south", "shop")).toBe(false);
+    expect(refused()).toBeNull();
+    await connection.close();
+  });
+
   it("leaves a server that cannot answer the catalog statement usable and unchecked, asking it once", async () => {
     const home = await region(C);
     const other = await region(ICU, false);

@@ -69,37 +69,44 @@ export class RegionCollations {
   readonly #topology: Topology;
   readonly #log: Logger;
   readonly #states = new Map<string, DatabaseState>();
-  /** Region by its primary's `host:port`: the pools connect only to primaries. */
-  readonly #byEndpoint = new Map<string, string>();
+  /**
+   * Regions by their primary's `host:port` (the pools connect only to primaries). Several regions
+   * may share a server; a connection to one of its databases is a reading for each of them.
+   */
+  readonly #byEndpoint = new Map<string, string[]>();
   readonly #since = new Map<string, Date>();
 
   constructor(topology: Topology, log: Logger) {
     this.#topology = topology;
     this.#log = log;
-    for (const region of topology.regions)
-      this.#byEndpoint.set(`${region.primary.host}:${region.primary.port}`, region.id);
+    for (const region of topology.regions) {
+      const endpoint = `${region.primary.host}:${region.primary.port}`;
+      this.#byEndpoint.set(endpoint, [...(this.#byEndpoint.get(endpoint) ?? []), region.id]);
+    }
   }
 
   /** `connect` reading the collation on the connections that need it (see the class). */
   watch(connect: ConnectFunction): ConnectFunction {
     return async (options: ConnectOptions): Promise<BackendConnection> => {
-      const region = this.#byEndpoint.get(`${options.host}:${options.port}`);
-      if (region === undefined) return connect(options);
-      const state = this.#state(region, options.database);
+      const regions = this.#byEndpoint.get(`${options.host}:${options.port}`);
+      if (regions === undefined) return connect(options);
+      const states = regions.map((region) => this.#state(region, options.database));
       let connection: BackendConnection;
       try {
         connection = await connect(options);
       } catch (error) {
-        this.#serverMayHaveChanged(region);
+        this.#serverMayHaveChanged(regions);
         throw error;
       }
-      state.open++;
-      connection.onBroken(() => this.#serverMayHaveChanged(region));
+      for (const state of states) state.open++;
+      connection.onBroken(() => this.#serverMayHaveChanged(regions));
       void connection.closed.then(() => {
-        state.open--;
-        if (state.open === 0) state.stale = true;
+        for (const state of states) {
+          state.open--;
+          if (state.open === 0) state.stale = true;
+        }
       });
-      if (state.stale) await this.#read(state, connection, options.connectTimeoutMs);
+      await this.#read(states, connection, options.connectTimeoutMs);
       return connection;
     };
   }
@@ -114,10 +121,12 @@ export class RegionCollations {
 
   /** Reads the collation of a connection's database, when it still needs reading (`needsRead`). */
   async readOn(connection: BackendConnection, timeoutMs: number): Promise<void> {
-    const region = this.#byEndpoint.get(`${connection.host}:${connection.port}`);
-    if (region === undefined) return;
-    const state = this.#state(region, connection.database);
-    if (state.stale) await this.#read(state, connection, timeoutMs);
+    const regions = this.#byEndpoint.get(`${connection.host}:${connection.port}`) ?? [];
+    await this.#read(
+      regions.map((region) => this.#state(region, connection.database)),
+      connection,
+      timeoutMs,
+    );
   }
 
   /** Databases whose default collation is not that of home's database they are compared with. */
@@ -200,12 +209,19 @@ export class RegionCollations {
   }
 
   /** The server went away or would not answer: every database of it is read again. */
-  #serverMayHaveChanged(region: string): void {
-    for (const state of this.#states.values()) if (state.region === region) state.stale = true;
+  #serverMayHaveChanged(regions: readonly string[]): void {
+    for (const state of this.#states.values()) if (regions.includes(state.region)) state.stale = true;
   }
 
-  async #read(state: DatabaseState, connection: BackendConnection, timeoutMs: number): Promise<void> {
-    const sql = collationQuery(state.database, connection.parameters.get("server_version"));
+  /** Reads the connection's database for the states of it that are stale (none: no statement). */
+  async #read(
+    states: readonly DatabaseState[],
+    connection: BackendConnection,
+    timeoutMs: number,
+  ): Promise<void> {
+    const stale = states.filter((state) => state.stale);
+    if (stale.length === 0) return;
+    const sql = collationQuery(connection.database, connection.parameters.get("server_version"));
     let collation: DatabaseCollation | null;
     try {
       collation = parseCollation((await connection.simpleQuery(sql, { timeoutMs })).rows);
@@ -215,17 +231,21 @@ export class RegionCollations {
         connection.destroy();
         throw error;
       }
-      this.#unreadable(state, error instanceof Error ? error.message : String(error));
+      const why = error instanceof Error ? error.message : String(error);
+      for (const state of stale) this.#unreadable(state, why);
       return;
     }
     if (collation === null) {
-      this.#unreadable(state, `pg_database has no usable row for database "${state.database}"`);
+      const why = `pg_database has no usable row for database "${connection.database}"`;
+      for (const state of stale) this.#unreadable(state, why);
       return;
     }
     const before = new Set(this.mismatches().map((m) => keyOf(m.region, m.database)));
-    state.collation = collation;
-    state.stale = false;
-    state.unreadable = null;
+    for (const state of stale) {
+      state.collation = collation;
+      state.stale = false;
+      state.unreadable = null;
+    }
     const after = this.mismatches();
     const now = new Date();
     for (const m of after) {
@@ -261,7 +281,7 @@ export class RegionCollations {
     state.unreadable = why;
     this.#log.warn(
       { region: state.region, database: state.database, err: why },
-      `cannot read the default collation of region ${state.region}'s database "${state.database}": its reads spanning regions are not checked against the home region's; read again on its next connection`,
+      `cannot read the default collation of region ${state.region}'s database "${state.database}": its reads spanning regions are not checked against the home region's; read again after its server went away and came back`,
     );
   }
 }
