@@ -261,7 +261,7 @@ export class RegionCollations {
           homeDatabase: m.homeDatabase,
           homeCollation: describeCollation(m.homeCollation),
         },
-        `region ${m.region}'s database "${m.database}" has another default collation than the home region ${m.home}'s: reads spanning ${m.region} are refused until they match`,
+        `region ${m.region}'s database "${m.database}" has default collation (${describeCollation(m.collation)}), the home region ${m.home}'s "${m.homeDatabase}" has (${describeCollation(m.homeCollation)}): reads spanning ${m.region} are refused until they match`,
       );
     }
     for (const key of before) {
