@@ -375,23 +375,26 @@ function collationRefusal(session: SessionPort, regions: readonly string[]): PgE
 async function readCollations(session: SessionPort, regions: readonly string[]): Promise<void> {
   const { pools, collations, config } = session.runtime;
   for (const region of new Set(regions)) {
-    if (!collations.needsRead(region, pools.keyOf(region, session.user, session.database).database)) continue;
-    // A region that cannot be reached is left to the statement's own connection, which fails as
-    // a read spanning regions fails for it; until then what was read last stands. Inside a block
-    // only an idle connection is taken: waiting for one while the block holds others could stall
-    // it, and a connection the block opens in that region is read as it opens.
-    const lease =
-      pools.tryAcquire(region, session.user, session.database) ??
-      (session.txn === null
-        ? await pools.acquire(region, session.user, session.database).catch(() => null)
-        : null);
-    if (lease === null) continue;
-    try {
-      // A connection that broke reading leaves the database to be read on the next one.
-      await collations.readOn(lease.connection, config.pool.connectTimeoutMs).catch(() => undefined);
-    } finally {
-      if (lease.connection.usable) lease.release();
-      else lease.discard("broken while its collation was read");
+    const database = pools.keyOf(region, session.user, session.database).database;
+    // A pooled connection its server already ended (it went away, its database was dropped) may
+    // be met first; it is discarded and one more is tried.
+    for (let attempt = 0; attempt < 2 && collations.needsRead(region, database); attempt++) {
+      // A region that cannot be reached is left to the statement's own connection, which fails
+      // as a read spanning regions fails for it; until then what was read last stands. Inside a
+      // block only an idle connection is taken: waiting for one while the block holds others
+      // could stall it, and a connection the block opens in that region is read as it opens.
+      const lease =
+        pools.tryAcquire(region, session.user, session.database) ??
+        (session.txn === null
+          ? await pools.acquire(region, session.user, session.database).catch(() => null)
+          : null);
+      if (lease === null) break;
+      try {
+        await collations.readOn(lease.connection, config.pool.connectTimeoutMs).catch(() => undefined);
+      } finally {
+        if (lease.connection.usable) lease.release();
+        else lease.discard("broken while its collation was read");
+      }
     }
   }
 }
