@@ -356,8 +356,8 @@ async function openScatterWith(
 
 /**
  * Refused when a region's database orders text by another default collation than home's
- * (docs/scatter-gather.md): asked before any connection is taken, from what is known, so a
- * refusal in the steady state costs no connection.
+ * (docs/scatter-gather.md), from what is known now: asked before the statement's connections are
+ * taken, so a refusal in the steady state costs none, and again once they are open.
  */
 function collationRefusal(session: SessionPort, regions: readonly string[]): PgError | null {
   const pools = session.runtime.pools;
