@@ -32,7 +32,7 @@ interface DatabaseState {
   readonly fixed: boolean;
   /** As last read; null before the first read that succeeded. */
   collation: DatabaseCollation | null;
-  /** Read again on the next connection opened to it. */
+  /** To be read again: on the next connection opened to it, or first by a read spanning regions. */
   stale: boolean;
   /** Connections the pools hold open to it now. */
   open: number;
@@ -53,7 +53,9 @@ function keyOf(region: string, database: string): string {
  * default collation cannot change while it exists, and a new collation library needs a server
  * restart; each of those ends every connection to it, so a region coming back (the proxy started
  * without it, its server restarted, its database was created anew) is read again before it serves
- * a statement.
+ * a statement. A read spanning regions reads any of its databases still to be read first, on a
+ * pooled connection (`needsRead`, `readOn`), so the answer never rests on a reading older than
+ * the region's return.
  *
  * Kept per database: where endpoints name none, each client's connections use the database the
  * client named, and that one is compared with home's database of the same name.
