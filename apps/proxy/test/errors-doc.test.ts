@@ -250,6 +250,16 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
   ],
   "proxy.refuseShippingResident": [[["eu"], "us"]],
   "proxy.unreadableLimitParam": [[2, 1700]],
+  "proxy.databaseCollationDiffers": [
+    [
+      "ap-south",
+      'icu locale "und", LC_COLLATE "C", LC_CTYPE "C", UTF8, version 153.112',
+      "eu-west",
+      'libc, LC_COLLATE "C", LC_CTYPE "C", UTF8',
+      "shop",
+      "TEMPLATE template0 ENCODING 'UTF8' LOCALE_PROVIDER libc LOCALE 'C'",
+    ],
+  ],
   "proxy.collationNotCarried": [
     ["users.name", '"sv-SE-x-icu"'],
     ["users.name", '"sv-SE-x-icu"', "upper(name)"],

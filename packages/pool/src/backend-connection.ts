@@ -292,6 +292,11 @@ export class BackendConnection {
     return this.failure;
   }
 
+  /** Settles once the socket closed, however that came about (close, destroy, a break). */
+  get closed(): Promise<void> {
+    return this.closedPromise;
+  }
+
   /** Ready and not broken or closed. */
   get usable(): boolean {
     return this.currentPhase === ConnectionPhase.ready;

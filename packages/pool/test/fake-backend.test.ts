@@ -84,6 +84,34 @@ describe("BackendConnection against the fake backend", () => {
     expect(connection.broken).toBe(true);
   });
 
+  it("settles closed once the socket closed, whether the client closed it or the server dropped it", async () => {
+    const backend = await fake({
+      rules: [{ match: "select big", reply: { columns: ["n"], rows: [[1], [2], [3]] } }],
+      failures: { closeMidResult: { match: "select big", afterRows: 1 } },
+    });
+    const open = () =>
+      BackendConnection.connect({
+        host: backend.host,
+        port: backend.port,
+        database: "postgres",
+        user: "postgres",
+        connectTimeoutMs: 2_000,
+      });
+    const closedByClient = await open();
+    const dropped = await open();
+    cleanups.push(() => dropped.destroy());
+    let settled = false;
+    void dropped.closed.then(() => {
+      settled = true;
+    });
+    await closedByClient.close();
+    await expect(closedByClient.closed).resolves.toBeUndefined();
+    expect(settled).toBe(false);
+    await dropped.simpleQuery("select big").catch(() => undefined);
+    await dropped.closed;
+    expect(dropped.broken).toBe(true);
+  });
+
   it("closes only the connection when its receiver throws", async () => {
     const backend = await fake();
     const pool = poolFor(backend.port, { max: 1 });

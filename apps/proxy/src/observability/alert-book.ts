@@ -16,6 +16,7 @@ export const ALERT_NAMES = [
   "role_mismatch",
   "pool_saturated",
   "two_phase_commit_unacknowledged",
+  "collation_differs",
 ] as const;
 export type AlertName = (typeof ALERT_NAMES)[number];
 

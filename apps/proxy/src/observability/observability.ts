@@ -48,6 +48,8 @@ export interface ObservabilityOptions {
    * alerts, metrics) until a connection or a probe finds them up.
    */
   readonly downAtStart?: readonly { readonly region: string; readonly reason: string }[];
+  /** Facts known elsewhere in the proxy (a region's collation), added to the alerts when read. */
+  readonly facts?: () => readonly Fact[];
 }
 
 /**
@@ -306,6 +308,7 @@ export class Observability implements AdminSource {
         });
       }
     }
+    facts.push(...(this.#options.facts?.() ?? []));
     for (const txn of this.inDoubt.list()) {
       facts.push({
         name: "two_phase_commit_unacknowledged",

@@ -81,6 +81,27 @@ export function collationNotCarried(column: string, collation: string, expressio
   });
 }
 
+/**
+ * A region's database orders text by another default collation than the home region's: each
+ * region compares, sorts and cuts its part by its own, and the home finish by home's, so the
+ * combined answer could differ from one PostgreSQL's. `homeOptions` are the CREATE DATABASE
+ * options that give home's collation.
+ */
+export function databaseCollationDiffers(
+  region: string,
+  collation: string,
+  home: string,
+  homeCollation: string,
+  database: string,
+  homeOptions: string,
+): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message: `region ${region}'s database "${database}" has default collation (${collation}), the home region ${home}'s has (${homeCollation}): a statement reading several regions would compare text differently in each`,
+    hint: `Create ${region}'s database with the home region's collation (CREATE DATABASE ... ${homeOptions}) and move its rows there, or constrain the statement to one region with a key or a geo: hint.`,
+  });
+}
+
 /** A text LIMIT or OFFSET parameter of a statement spanning regions that is no number. */
 export function invalidLimitParam(text: string): PgError {
   return new PgError({

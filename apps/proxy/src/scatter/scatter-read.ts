@@ -140,6 +140,9 @@ async function openScatterWith(
   const jobs = jobsOf(plan);
   const needsHome = merge.tier === "partial-aggregate" || merge.tier === "gather";
   const regions = unique([...jobs.map((job) => job.region), ...(needsHome ? [plan.home] : [])]);
+  await readCollations(session, [plan.home, ...plan.regions, ...regions]);
+  const differs = collationRefusal(session, [...plan.regions, ...regions]);
+  if (differs !== null) throw differs;
   const connections = await openRegions(session, regions, mode);
   // A CancelRequest reaches every region still answering; cancelled connections are never pooled.
   const cancel = (): void => {
@@ -148,6 +151,9 @@ async function openScatterWith(
   session.cancelHooks.add(cancel);
   const channelOf = (region: string): RegionChannel => connections.find((c) => c.region === region)!.channel;
   try {
+    // A region's first connection, or its first since it came back, read its collation as it opened.
+    const differsNow = collationRefusal(session, [...plan.regions, ...regions]);
+    if (differsNow !== null) throw differsNow;
     const sqls = unique(jobs.map((job) => job.sql));
     const describeOn = (i: number) => connections[i % connections.length]!.channel;
     // The client's own statement gives the parameter types every rewrite must use: with
@@ -327,6 +333,8 @@ async function openScatterWith(
       const [opened] = await openRegions(session, [plan.home], mode);
       connections.push(opened!);
       home = opened!;
+      const homeDiffers = collationRefusal(session, plan.regions);
+      if (homeDiffers !== null) throw homeDiffers;
     }
     const arrays = shipments.flatMap((shipment) => shipment.arrays);
     const finishParams: BoundParams = {
@@ -343,6 +351,51 @@ async function openScatterWith(
     session.cancelHooks.delete(cancel);
     await closeAll(connections, !(error instanceof StaleShape));
     throw error;
+  }
+}
+
+/**
+ * Refused when a region's database orders text by another default collation than home's
+ * (docs/scatter-gather.md), from what is known now: asked before the statement's connections are
+ * taken, so a refusal in the steady state costs none, and again once they are open.
+ */
+function collationRefusal(session: SessionPort, regions: readonly string[]): PgError | null {
+  const pools = session.runtime.pools;
+  return session.runtime.collations.refusal(
+    regions,
+    (region) => pools.keyOf(region, session.user, session.database).database,
+  );
+}
+
+/**
+ * Reads the collation of each region's database this client's statement uses that was never read
+ * or whose server may have changed since (a region that came back): on a pooled connection, so a
+ * refusal lifts as soon as the region's database matches again, whatever else ran there.
+ */
+async function readCollations(session: SessionPort, regions: readonly string[]): Promise<void> {
+  const { pools, collations, config } = session.runtime;
+  for (const region of new Set(regions)) {
+    const database = pools.keyOf(region, session.user, session.database).database;
+    // A pooled connection its server already ended (it went away, its database was dropped) may
+    // be met first; it is discarded and one more is tried.
+    for (let attempt = 0; attempt < 2 && collations.needsRead(region, database); attempt++) {
+      // A region that cannot be reached is left to the statement's own connection, which fails
+      // as a read spanning regions fails for it; until then what was read last stands. Inside a
+      // block only an idle connection is taken: waiting for one while the block holds others
+      // could stall it, and a connection the block opens in that region is read as it opens.
+      const lease =
+        pools.tryAcquire(region, session.user, session.database) ??
+        (session.txn === null
+          ? await pools.acquire(region, session.user, session.database).catch(() => null)
+          : null);
+      if (lease === null) break;
+      try {
+        await collations.readOn(lease.connection, config.pool.connectTimeoutMs).catch(() => undefined);
+      } finally {
+        if (lease.connection.usable) lease.release();
+        else lease.discard("broken while its collation was read");
+      }
+    }
   }
 }
 

@@ -30,6 +30,7 @@ import { Session } from "../session/session.js";
 import { CancelRegistry } from "./cancel-registry.js";
 import { LateRegions } from "./late-regions.js";
 import { refuseSocket } from "./refuse-socket.js";
+import { RegionCollations } from "./region-collations.js";
 import type { ProxyRuntime } from "./runtime.js";
 import { probeRegions, startRefusal } from "./start-probes.js";
 import { StartupError } from "./startup-error.js";
@@ -115,7 +116,9 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   } catch (error) {
     throw error instanceof SecurityConfigError ? new StartupError(error.lines) : error;
   }
-  const pools = new RegionPools(topology, config, security.connect);
+  // Every region's database default collation, read as its connections open (docs/scatter-gather.md).
+  const collations = new RegionCollations(topology, log);
+  const pools = new RegionPools(topology, config, collations.watch(security.connect));
   const probes = await probeRegions(topology, pools, log);
   const refusal = startRefusal(config, probes);
   if (refusal !== null) {
@@ -145,6 +148,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     plan: (analysis, params) => router.plan(analysis, params),
     ...(replicas === undefined ? {} : { health: replicas.health }),
     downAtStart: down.map((probe) => ({ region: probe.region, reason: probe.error ?? "unreachable" })),
+    facts: () => collations.facts(),
   }).catch(async (error: unknown) => {
     await replicas?.close(0);
     await pools.close(0);
@@ -193,6 +197,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     log,
     cancels: new CancelRegistry(),
     homeParameters,
+    collations,
     nextSequence: () => ++sequence,
     consoleContext: (user: string, clientAddress?: string): ConsoleContext => ({
       config,

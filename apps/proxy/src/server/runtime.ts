@@ -8,6 +8,7 @@ import type { Observability } from "../observability/observability.js";
 import type { ReplicaService } from "../replicas/replica-service.js";
 import type { Router } from "../routing/router.js";
 import type { CancelRegistry } from "./cancel-registry.js";
+import type { RegionCollations } from "./region-collations.js";
 
 /** What every session shares: configuration, routing, pools, cancel keys, the logger. */
 export interface ProxyRuntime {
@@ -18,6 +19,8 @@ export interface ProxyRuntime {
   readonly cancels: CancelRegistry;
   /** ParameterStatus values the home region reported at start (server_version, encodings, ...). */
   readonly homeParameters: ReadonlyMap<string, string>;
+  /** Each region's database default collation against home's: reads spanning a differing one are refused. */
+  readonly collations: RegionCollations;
   /** Monotonic across the proxy: orders client Parses against backend copies of statements. */
   nextSequence(): number;
   /** `clientAddress`: the client's IP address, for commands only local clients may run under trust. */
