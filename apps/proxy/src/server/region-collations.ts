@@ -89,6 +89,8 @@ export class RegionCollations {
 
   /** `connect` reading the collation on the connections that need it (see the class). */
   watch(connect: ConnectFunction): ConnectFunction {
+    // With one region nothing is read across regions: no connection pays for the read.
+    if (this.#topology.regions.length === 1) return connect;
     return async (options: ConnectOptions): Promise<BackendConnection> => {
       const regions = this.#byEndpoint.get(`${options.host}:${options.port}`);
       if (regions === undefined) return connect(options);
