@@ -1027,6 +1027,12 @@ class Generator {
       // ROLLUP makes it NULL in some rows: its own order, and so any limit, depends on the plan.
       return { ...result, order: { orderBy: order.orderBy, total: false } };
     }
+    if (aggregated && groupBy === undefined && order?.fetch?.ties === true) {
+      // PostgreSQL 15 raises 21000 for `SELECT min(name) FROM t ORDER BY 1 FETCH FIRST 1 ROWS WITH
+      // TIES` (a text aggregate, no GROUP BY): a server bug no proxy should copy. The statement has
+      // one row, so there are no ties to keep.
+      return { ...result, order: { ...order, fetch: { ...order.fetch, ties: false } } };
+    }
     return { ...result, order };
   }
 
