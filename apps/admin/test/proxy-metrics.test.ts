@@ -68,6 +68,7 @@ describe("ProxyMetrics", () => {
     }
     for (const name of [
       "geoproxy_errors_total",
+      "geoproxy_refusals_total",
       "geoproxy_alert",
       "geoproxy_metric_collect_failures_total",
     ]) {
@@ -222,5 +223,19 @@ describe("docs/metrics.md", () => {
       [...parsePrometheusText(await metrics.render()).keys()].filter((n) => n.startsWith("geoproxy_")),
     );
     expect([...documented].sort()).toEqual([...exposed].sort());
+  });
+});
+
+describe("refusals", () => {
+  it("counts each refusal under its reason", async () => {
+    const { metrics } = metricsWithCollectors();
+    metrics.countRefusal("cross-region-join");
+    metrics.countRefusal("cross-region-join");
+    metrics.countRefusal("residency");
+    const samples = family(parsePrometheusText(await metrics.render()), "geoproxy_refusals_total").samples;
+    expect(samples.map((s) => [s.labels["reason"], s.value]).sort()).toEqual([
+      ["cross-region-join", 2],
+      ["residency", 1],
+    ]);
   });
 });

@@ -62,6 +62,24 @@ describe("the admin port served by the proxy, in front of three PostgreSQL serve
     expect(delta("gathered")).toBe(1);
   });
 
+  it("counts refusals by the planner's reason, through both protocols", async () => {
+    const before = await scrape();
+    for (const query of [
+      { text: "UPDATE users SET tenant_id = 'x' WHERE tenant_id = 'alice'" },
+      { text: "UPDATE users SET age = (SELECT max(age) FROM users) WHERE tenant_id = 'bob'" },
+      { text: "UPDATE users SET age = (SELECT max(age) FROM users) WHERE tenant_id = $1", values: ["bob"] },
+    ]) {
+      const refused = await client.query(query).catch((error: unknown) => error);
+      expect((refused as { code?: string }).code, query.text).toBe("0A000");
+    }
+    const after = await scrape();
+    const delta = (reason: string): number =>
+      (after.value("geoproxy_refusals_total", { reason }) ?? 0) -
+      (before.value("geoproxy_refusals_total", { reason }) ?? 0);
+    expect(delta("key-update")).toBe(1);
+    expect(delta("write-reads-elsewhere")).toBe(2);
+  });
+
   it("counts a workload in /metrics: statements per region and plan kind, refusals by SQLSTATE, clients", async () => {
     const before = await scrape();
     await client.query("SELECT name FROM users WHERE tenant_id = 'alice'");
@@ -155,7 +173,8 @@ describe("the admin port served by the proxy, in front of three PostgreSQL serve
     expect(snapshot.pools.map((pool) => pool.region).sort()).toEqual(["ap-south", "eu-west", "us-east"]);
     expect(snapshot.traffic.byRegion["us-east"]).toBeGreaterThanOrEqual(2);
     expect(snapshot.traffic.byPlan.one_region).toBeGreaterThanOrEqual(4);
-    expect(snapshot.traffic.errors["0A000"]).toBe(1);
+    // The refusals of the two tests above: three, then one.
+    expect(snapshot.traffic.errors["0A000"]).toBe(4);
     expect(snapshot.clients).toEqual({
       connected: 1,
       max: regions.proxy.runtime.config.server.maxConnections,

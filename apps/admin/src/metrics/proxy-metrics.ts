@@ -82,6 +82,7 @@ export class ProxyMetrics {
   readonly #windowByPlan: Record<PlanKind, LatencyWindow>;
   readonly #countByPlan: Record<PlanKind, number>;
   readonly #errorCounts = new Map<string, number>();
+  readonly #refusalCounts = new Map<string, number>();
   readonly #regionCounts = new Map<string, number>();
   #leftHomeCount = 0;
   readonly #readCounts: Record<ReadFinish, number>;
@@ -127,6 +128,15 @@ export class ProxyMetrics {
       registers,
       collect() {
         copyCounts(this, "sqlstate", metrics.#errorCounts);
+      },
+    });
+    new Counter({
+      name: "geoproxy_refusals_total",
+      help: "Statements refused because no region or combination can answer them exactly, by reason.",
+      labelNames: ["reason"] as const,
+      registers,
+      collect() {
+        copyCounts(this, "reason", metrics.#refusalCounts);
       },
     });
     new Counter({
@@ -214,6 +224,14 @@ export class ProxyMetrics {
     const count = this.#errorCounts.get(sqlstate);
     if (count !== undefined) this.#errorCounts.set(sqlstate, count + 1);
     else bumpOpen(this.#errorCounts, SQLSTATE_SHAPE.test(sqlstate) ? sqlstate : "XX000");
+  }
+
+  /**
+   * One statement refused by the planner, by its reason (`cross-region-join`, `residency`, ...):
+   * which statements an application would need to change. Reasons are a closed set.
+   */
+  countRefusal(reason: string): void {
+    this.#refusalCounts.set(reason, (this.#refusalCounts.get(reason) ?? 0) + 1);
   }
 
   /** One read over several regions, finished as `finish` says. */

@@ -88,6 +88,8 @@ export class ObservedClient {
         this.#metrics.countRegions(route.plan.regions);
         return;
       case "error":
+        if (route.refusal !== undefined) this.#metrics.countRefusal(route.refusal);
+        return;
       case "local":
         return;
     }

@@ -33,7 +33,12 @@ export type Route =
   | { readonly kind: "deferred"; readonly params: readonly number[] }
   /** Reads to combine (scatter-gather) or writes to commit in two phases: see `executor/multi-region.ts`. */
   | { readonly kind: "multi-region"; readonly plan: ScatterPlan | DistributedWritePlan }
-  | { readonly kind: "error"; readonly error: PgError };
+  | {
+      readonly kind: "error";
+      readonly error: PgError;
+      /** The planner's reason (a RefusalCode of @geo/core), or the proxy's own for its refusals. */
+      readonly refusal?: string;
+    };
 
 /** Analysis (cached by shape) and planning against the live topology and directory. */
 export class Router {
@@ -84,13 +89,13 @@ export class Router {
   route(analysis: Analysis, params?: readonly ParamValue[], searchPath?: readonly string[]): Route {
     if (searchPath !== undefined) {
       const refusal = this.refuseUnqualifiedElsewhere(analysis, searchPath);
-      if (refusal !== null) return { kind: "error", error: refusal };
+      if (refusal !== null) return { kind: "error", error: refusal, refusal: "unqualified-name" };
     }
     const decided = this.plan(analysis, params);
     switch (decided.kind) {
       case "single":
         if (analysis.kind === "copy" && !this.copyFromFitsOneRegion(analysis)) {
-          return { kind: "error", error: refuseCopyFrom() };
+          return { kind: "error", error: refuseCopyFrom(), refusal: "copy-from-across-regions" };
         }
         return {
           kind: "region",
@@ -103,11 +108,13 @@ export class Router {
       case "deferred":
         return { kind: "deferred", params: decided.params };
       case "refused":
-        return { kind: "error", error: fromRefusal(decided.refusal) };
+        return { kind: "error", error: fromRefusal(decided.refusal), refusal: decided.refusal.code };
       case "scatter":
         return { kind: "multi-region", plan: decided };
       case "distributed-write":
-        if (analysis.kind === "copy") return { kind: "error", error: refuseCopyFrom() };
+        if (analysis.kind === "copy") {
+          return { kind: "error", error: refuseCopyFrom(), refusal: "copy-from-across-regions" };
+        }
         return { kind: "multi-region", plan: decided };
     }
   }
