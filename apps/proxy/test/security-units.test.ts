@@ -265,6 +265,7 @@ users = [{ name = "app", password = "app-secret" }, { name = "ops" }]
     const security = prepareSecurity(config);
     security.openDoor({
       acquireHome: () => Promise.reject(new Error("unused")),
+      homeRegion: "eu",
       cancels: new CancelRegistry(),
       log,
     });
