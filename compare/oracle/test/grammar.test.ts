@@ -77,6 +77,18 @@ describe("the grammar generator", () => {
     const refusal = { results: [], error: { ...error, sqlstate: "0A000" }, failedStep: 0 };
     expect(gradeGrammar({ steps: [steps[0]!] }, { results: [rows(["a"])] }, refusal).verdict).toBe("refused");
     expect(gradeGrammar({ steps: [steps[0]!] }, { results: [rows(["a"])] }, failed).verdict).toBe("wrong");
+    // An error only some plans raise: not graded where the reference raised it and the proxy
+    // answered; still wrong the other way round (rows duplicated across regions would raise it).
+    const subquery = {
+      kind: "error" as const,
+      sqlstate: "21000",
+      message: "more than one row returned by a subquery used as an expression",
+    };
+    const planFailed = { results: [], error: subquery, failedStep: 0 };
+    const answered = { results: [rows([])] };
+    expect(gradeGrammar({ steps: [steps[0]!] }, planFailed, answered).planDependent).toBe(true);
+    expect(gradeGrammar({ steps: [steps[0]!] }, answered, planFailed)).toMatchObject({ verdict: "wrong" });
+    expect(gradeGrammar({ steps: [steps[0]!] }, answered, planFailed).planDependent).toBeUndefined();
     // Floats are compared rounded: the order of addition differs between one server and a merge.
     const float = (v: string) => ({ ...rows([v]), columns: [{ name: "c1", typeOid: 701 }] });
     expect(
