@@ -245,6 +245,8 @@ export interface Maintenance {
    * table the text does not say.
    */
   readonly scope: "tables" | "everywhere";
+  /** The index CREATE INDEX CONCURRENTLY names, when it names one (for messages that say how to resume). */
+  readonly index?: string;
 }
 
 export interface StatementFlags {

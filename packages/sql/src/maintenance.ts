@@ -63,12 +63,14 @@ export function maintenanceOf(node: Node): MaintenanceShape | undefined {
     case "IndexStmt": {
       const index = nodeAs(node, "IndexStmt");
       if (index?.concurrent !== true) return undefined;
-      return shape(
+      const created = shape(
         "CREATE INDEX",
         index.relation === undefined ? [] : [index.relation],
         "CREATE INDEX CONCURRENTLY",
         true,
       );
+      if (index.idxname === undefined) return created;
+      return { ...created, maintenance: { ...created.maintenance, index: index.idxname } };
     }
     case "DropStmt": {
       const drop = nodeAs(node, "DropStmt");

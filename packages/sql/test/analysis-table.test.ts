@@ -82,3 +82,12 @@ describe("the statement table", () => {
     expect(cached.stats().hits).toBeGreaterThan(0);
   });
 });
+
+describe("maintenance commands", () => {
+  it("keep the name CREATE INDEX CONCURRENTLY gives its index, for the message that says how to resume", () => {
+    expect(analyzer.analyze("CREATE INDEX CONCURRENTLY users_name ON users (name)").maintenance?.index).toBe(
+      "users_name",
+    );
+    expect(analyzer.analyze("CREATE INDEX CONCURRENTLY ON users (name)").maintenance?.index).toBeUndefined();
+  });
+});

@@ -96,6 +96,7 @@ export const maintenance: Case[] = [
     sql: "DROP INDEX CONCURRENTLY IF EXISTS public.users_name",
     expect: { maintenance: "DROP INDEX CONCURRENTLY everywhere outside-block" },
   },
+  { sql: "CREATE INDEX CONCURRENTLY ON users (name)", expect: { tables: ["users@0 w"] } },
   // Transactional DDL stays DDL: one distributed transaction where it spans regions.
   { sql: "CREATE INDEX users_name ON users (name)", expect: { kind: "ddl", maintenance: null } },
   { sql: "DROP INDEX users_name", expect: { kind: "ddl", maintenance: null } },
