@@ -1,6 +1,8 @@
+import { connect } from "node:net";
 import {
   type BackendMessage,
   encodeBind,
+  encodeCancelRequest,
   encodeExecute,
   encodeParse,
   encodeQuery,
@@ -294,6 +296,60 @@ describe("a maintenance command that fails in one region", () => {
     expect((await client.query("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
     await regions.direct["eu-west"].query("DROP INDEX users_taken");
     await regions.direct["ap-south"].query("DROP INDEX users_taken");
+  });
+});
+
+describe("a maintenance command cancelled by its client", () => {
+  it("is cancelled in the region running it, and the regions after it are not run", async () => {
+    const before = await counter("vacuum_count");
+    // us-east, the last region, waits for this lock: VACUUM needs SHARE UPDATE EXCLUSIVE.
+    const holder = regions.direct["us-east"];
+    await holder.query("BEGIN");
+    await holder.query("LOCK TABLE users IN SHARE MODE");
+    const canceller = await RawClient.connect({
+      host: "127.0.0.1",
+      port: regions.proxy.port,
+      user: "postgres",
+      database: "postgres",
+    });
+    try {
+      const running = canceller.query("VACUUM users");
+      // Until us-east's VACUUM waits for the lock (a condition, not a time).
+      for (;;) {
+        // Inside its block the holder would read one snapshot of the activity for good.
+        await holder.query("SELECT pg_stat_clear_snapshot()");
+        const waiting = await holder.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = 'VACUUM users' AND wait_event_type = 'Lock'",
+        );
+        if (waiting.rows[0].n === 1) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await new Promise<void>((resolve, reject) => {
+        const socket = connect(regions.proxy.port, "127.0.0.1", () => {
+          socket.end(encodeCancelRequest({ processId: canceller.processId, secretKey: canceller.secretKey }));
+        });
+        socket.on("close", () => resolve());
+        socket.on("error", reject);
+      });
+      const cancelled = await running;
+      expect(cancelled.error?.code).toBe("57014");
+      expect(cancelled.error?.message).toBe(
+        "VACUUM failed in region us-east: canceling statement due to user request",
+      );
+      expect(cancelled.error?.detail).toBe(
+        "Finished in: ap-south, eu-west. Failed in: us-east. Not run in: none.",
+      );
+      expect(cancelled.status).toBe("I");
+      expect((await canceller.query("SELECT 1")).rows).toEqual([["1"]]);
+    } finally {
+      await holder.query("ROLLBACK");
+      await canceller.close();
+    }
+    expect(await counter("vacuum_count")).toEqual({
+      "ap-south": before["ap-south"] + 1,
+      "eu-west": before["eu-west"] + 1,
+      "us-east": before["us-east"],
+    });
   });
 });
 
