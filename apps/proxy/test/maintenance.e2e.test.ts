@@ -242,6 +242,28 @@ describe("maintenance commands inside a transaction block", () => {
     expect(await counter("vacuum_count")).toEqual(before);
   });
 
+  it.each([
+    "VACUUM",
+    "VACUUM (ANALYZE) users",
+    "CLUSTER",
+    "REINDEX TABLE CONCURRENTLY users",
+    "REINDEX INDEX CONCURRENTLY users_pkey",
+    "REINDEX SCHEMA public",
+    "REINDEX SYSTEM postgres",
+    "REINDEX DATABASE postgres",
+    "DROP INDEX CONCURRENTLY users_pkey",
+  ])("%s inside BEGIN gets the SQLSTATE and message PostgreSQL gives", async (sql) => {
+    const direct = regions.direct["eu-west"];
+    await direct.query("BEGIN");
+    const expected = await failure(direct.query(sql));
+    await direct.query("ROLLBACK");
+    await client.query("BEGIN");
+    const got = await failure(client.query(sql));
+    await client.query("ROLLBACK");
+    expect(expected?.code).toBe("25001");
+    expect(got).toEqual(expected);
+  });
+
   it("CREATE INDEX CONCURRENTLY inside BEGIN gets 25001 and no region has the index", async () => {
     await client.query("BEGIN");
     await expect(
@@ -354,6 +376,15 @@ describe("a maintenance command cancelled by its client", () => {
 });
 
 describe("maintenance commands steered or sent otherwise", () => {
+  it("shows the plan in the console's ROUTE", async () => {
+    const route = await client.query("ROUTE VACUUM users");
+    expect(route.rows.map((row) => `${row.field}: ${row.value}`)).toEqual([
+      "kind: Utility, ReadWrite, tables: users",
+      "plan: in each region, one at a time, outside a transaction: ap-south, eu-west, us-east",
+      "block: refused inside a transaction block, as PostgreSQL refuses it [25001]",
+    ]);
+  });
+
   it("runs in the hinted region alone", async () => {
     const before = await counter("vacuum_count");
     const answer = await run("/* geo: region=us-east */ VACUUM users");
