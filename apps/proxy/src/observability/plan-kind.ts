@@ -12,7 +12,14 @@ export function planKindOf(route: Route): PlanKind | null {
     case "deferred":
       return "one_region";
     case "multi-region":
-      return route.plan.kind === "scatter" ? "scatter" : "distributed_write";
+      switch (route.plan.kind) {
+        case "scatter":
+          return "scatter";
+        case "distributed-write":
+          return "distributed_write";
+        case "each-region":
+          return "each_region";
+      }
     case "error":
       return "refused";
     case "local":
