@@ -88,6 +88,16 @@ function finishedNotices(command: string): string[] {
   );
 }
 
+/** Parse, Bind, Execute and Sync of one statement without parameters. */
+function extended(sql: string): Buffer[] {
+  return [
+    encodeParse({ name: "", sql, paramTypes: [] }),
+    encodeBind({ portal: "", statement: "", paramFormats: [], params: [], resultFormats: [] }),
+    encodeExecute({ portal: "", maxRows: 0 }),
+    encodeSync(),
+  ];
+}
+
 /** The SQLSTATE and message a query failed with, or null when it succeeded. */
 function failure(query: Promise<unknown>): Promise<{ code: string; message: string } | null> {
   return query.then(
@@ -395,17 +405,26 @@ describe("maintenance commands steered or sent otherwise", () => {
 
   it("refuses the extended protocol for a command across regions, and runs it nowhere", async () => {
     const before = await counter("vacuum_count");
-    const lines = await exchange(
-      Buffer.concat([
-        encodeParse({ name: "", sql: "VACUUM users", paramTypes: [] }),
-        encodeBind({ portal: "", statement: "", paramFormats: [], params: [], resultFormats: [] }),
-        encodeExecute({ portal: "", maxRows: 0 }),
-        encodeSync(),
-      ]),
-    );
+    const lines = await exchange(Buffer.concat(extended("VACUUM users")));
     expect(lines[0]).toBe("ParseComplete");
     expect(lines[1]).toMatch(/^ErrorResponse 0A000 VACUUM runs in several regions/);
     expect(lines.at(-1)).toBe("ReadyForQuery I");
     expect(await counter("vacuum_count")).toEqual(before);
+  });
+
+  it("gives PostgreSQL's 25001 to the extended protocol inside a block, as a server does", async () => {
+    expect(await exchange(encodeQuery({ sql: "BEGIN" }))).toEqual([
+      "CommandComplete BEGIN",
+      "ReadyForQuery T",
+    ]);
+    const lines = await exchange(Buffer.concat(extended("VACUUM users")));
+    expect(lines.slice(1)).toEqual([
+      "ErrorResponse 25001 VACUUM cannot run inside a transaction block",
+      "ReadyForQuery E",
+    ]);
+    expect(await exchange(encodeQuery({ sql: "ROLLBACK" }))).toEqual([
+      "CommandComplete ROLLBACK",
+      "ReadyForQuery I",
+    ]);
   });
 });

@@ -25,16 +25,16 @@ export async function runInEachRegion(
   plan: EachRegionPlan,
   mode: StatementMode,
 ): Promise<void> {
-  if (session.txn !== null) {
-    if (plan.outsideBlock) {
-      session.fail(cannotRunInBlock(plan.command), mode);
-      return;
-    }
-    await runDistributedWrite(session, analysis, inTheBlock(plan), mode);
+  if (session.txn !== null && plan.outsideBlock) {
+    session.fail(cannotRunInBlock(plan.command), mode);
     return;
   }
   if (mode.extended) {
     session.fail(refuseExtendedMaintenance(plan.command, plan.regions), mode);
+    return;
+  }
+  if (session.txn !== null) {
+    await runDistributedWrite(session, analysis, inTheBlock(plan), mode);
     return;
   }
   await session.settle();
