@@ -1,4 +1,7 @@
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { connect } from "node:net";
+import { join } from "node:path";
 import {
   type BackendMessage,
   encodeBind,
@@ -9,8 +12,9 @@ import {
   encodeSync,
   PgError,
 } from "@geo/proto";
-import { RawClient } from "@geo/testkit";
+import { findPostgresBinaries, RawClient } from "@geo/testkit";
 import pg from "pg";
+import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REGIONS, type RegionName } from "./support/fake-regions.js";
 import { type RealRegions, startRealRegions } from "./support/real-regions.js";
@@ -382,6 +386,69 @@ describe("a maintenance command cancelled by its client", () => {
       "eu-west": before["eu-west"] + 1,
       "us-east": before["us-east"],
     });
+  });
+});
+
+/** One command through psql (simple query protocol, no psqlrc): its standard output, error and status. */
+function psql(command: string): Promise<{ stdout: string; stderr: string; status: number | null }> {
+  const { bindir } = findPostgresBinaries();
+  const path = existsSync(join(bindir, "psql")) ? join(bindir, "psql") : "psql";
+  const child = spawn(
+    path,
+    [
+      ...["-X", "-v", "VERBOSITY=default"],
+      ...["-h", "127.0.0.1", "-p", String(regions.proxy.port), "-U", "postgres", "-d", "postgres"],
+      ...["-c", command],
+    ],
+    { env: { ...process.env, PGCONNECT_TIMEOUT: "10" } },
+  );
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+  });
+  return new Promise((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (status) => resolve({ stdout, stderr, status }));
+  });
+}
+
+describe("maintenance commands through other clients", () => {
+  it("psql prints one tag and a NOTICE per region", async () => {
+    const before = await counter("vacuum_count");
+    const result = await psql("VACUUM users");
+    expect(result).toEqual({
+      stdout: "VACUUM\n",
+      stderr: finishedNotices("VACUUM")
+        .map((message) => `NOTICE:  ${message}\n`)
+        .join(""),
+      status: 0,
+    });
+    expect(await counter("vacuum_count")).toEqual(plusOne(before));
+  });
+
+  it("postgres.js runs it with .simple()", async () => {
+    const seen: string[] = [];
+    const sql = postgres({
+      host: "127.0.0.1",
+      port: regions.proxy.port,
+      user: "postgres",
+      database: "postgres",
+      max: 1,
+      onnotice: (notice) => seen.push(String(notice["message"])),
+    });
+    try {
+      const before = await counter("analyze_count");
+      const result = await sql.unsafe("ANALYZE users").simple();
+      expect(result.command).toBe("ANALYZE");
+      expect(seen).toEqual(finishedNotices("ANALYZE"));
+      expect(await counter("analyze_count")).toEqual(plusOne(before));
+    } finally {
+      await sql.end();
+    }
   });
 });
 
