@@ -9,9 +9,9 @@ import { runScatterQuery } from "../scatter/run-scatter.js";
 
 /**
  * Statements whose plan spans regions: reads whose answers are combined (scatter-gather),
- * writes committed in two phases, and maintenance run in each region in turn. Both the simple and the extended protocol come here, through
- * `Session.runRouted`, with the statement's analysis, its plan (bound parameters applied) and how
- * its answer is framed.
+ * writes committed in two phases, and maintenance run in each region in turn. Both the simple
+ * and the extended protocol come here, through `Session.runRouted`, with the statement's
+ * analysis, its plan (bound parameters applied) and how its answer is framed.
  */
 export async function runMultiRegion(
   session: SessionPort,

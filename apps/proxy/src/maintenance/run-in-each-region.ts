@@ -43,7 +43,6 @@ export async function runInEachRegion(
   for (const [index, region] of plan.regions.entries()) {
     session.log.debug({ region, sql: plan.sql }, "maintenance");
     const answer = await runInRegion(session, region, plan.sql, mode);
-    for (const notice of answer.notices) session.relay.local({ bytes: notice });
     if (answer.error !== null) {
       const notRun = plan.regions.slice(index + 1);
       const indexName = analysis.maintenance?.index;
@@ -66,7 +65,8 @@ export async function runInEachRegion(
 
 /**
  * Runs the command on a connection of `region` (the session's own there when it is pinned to
- * one, else one from the pool with the client's settings) and collects its answer. A cancel of
+ * one, else one from the pool with the client's settings) and collects its answer; its notices go
+ * to the client as they come (VACUUM VERBOSE of a whole database says a lot, slowly). A cancel of
  * the client's reaches it through the session's cancel hooks, since the relay does not carry it.
  */
 async function runInRegion(
@@ -86,7 +86,12 @@ async function runInRegion(
   };
   session.cancelHooks.add(cancel);
   try {
-    return await runCollected(leg, sql, (l) => session.reattach(l));
+    return await runCollected(
+      leg,
+      sql,
+      (l) => session.reattach(l),
+      (notice) => session.relay.local({ bytes: notice }),
+    );
   } finally {
     session.cancelHooks.delete(cancel);
     session.releaseLeg(leg);

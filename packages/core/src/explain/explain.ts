@@ -132,7 +132,7 @@ export function formatPlan(analysis: Analysis, decided: Plan): string {
         line(
           "block",
           decided.outsideBlock
-            ? `refused inside a transaction block, as PostgreSQL refuses it [25001]`
+            ? "refused inside a transaction block, as PostgreSQL refuses it [25001]"
             : "inside a transaction block: in each region as part of it (two-phase commit)",
         ),
       );
