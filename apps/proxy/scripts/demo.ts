@@ -91,6 +91,8 @@ export function placeStatement(
       return [{ region: decided.region, sql: decided.sql }];
     case "distributed-write":
       return [...decided.statements];
+    case "each-region":
+      return decided.regions.map((region) => ({ region, sql: decided.sql }));
     case "scatter":
     case "deferred":
     case "refused":

@@ -207,6 +207,25 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
   "proxy.decisionLogUnavailable": [[boom]],
   "proxy.refuseClientPrepareAcrossRegions": [[["eu", "us"]]],
   "proxy.refuseExtendedDistributedWrite": [[["eu", "us"]]],
+  "proxy.cannotRunInBlock": [["VACUUM"], ["CREATE INDEX CONCURRENTLY"]],
+  "proxy.refuseExtendedMaintenance": [["VACUUM", ["eu", "us"]]],
+  "proxy.maintenanceStopped": [
+    {
+      args: [
+        "CREATE INDEX CONCURRENTLY",
+        "us",
+        regionError("42P07", 'relation "i" already exists'),
+        ["eu"],
+        [],
+        "i",
+      ],
+      passesOn: true,
+    },
+    {
+      args: ["VACUUM", "eu", regionError("57014", "canceling statement due to user request"), [], ["us"]],
+      passesOn: true,
+    },
+  ],
   "proxy.refuseTwoPhaseOutsideEndpointDatabase": [["shop", "postgres"]],
   "proxy.readLegCommitFailed": [
     ["eu", boom],

@@ -78,6 +78,7 @@ export type {
   AccessMode,
   DeferredPlan,
   DistributedWritePlan,
+  EachRegionPlan,
   LocalPlan,
   Plan,
   PlanKind,

@@ -511,9 +511,11 @@ describe("planner rules", () => {
     expect(plan(analysis({ kind: "session" }), context)).toEqual({ kind: "local", what: "session" });
   });
 
-  it("refuses a maintenance command across regions and runs DDL in every region in one commit", () => {
+  it("refuses a utility command on rows across regions and runs DDL in every region in one commit", () => {
     expect(
-      refusalOf(plan(analysis({ kind: "utility", command: "VACUUM", tables: [{ name: "users" }] }), context)),
+      refusalOf(
+        plan(analysis({ kind: "utility", command: "LOCK TABLE", tables: [{ name: "users" }] }), context),
+      ),
     ).toBe("utility-across-regions");
     expect(
       plan(analysis({ kind: "ddl", tables: [{ name: "users", access: "write" }] }), context),

@@ -14,7 +14,10 @@ beforeAll(async () => {
 
 const ALL = "ap-south,eu-west,us-east";
 
-/** A plan in one line: `one <region> ro|rw`, `scatter <regions>`, `write <regions>`, `deferred <n,..>`, `refused <code>`, `local <what>`. */
+/**
+ * A plan in one line: `one <region> ro|rw`, `scatter <regions>`, `write <regions>`, `each <regions>`
+ * (with ` outside-block` when a block refuses it), `deferred <n,..>`, `refused <code>`, `local <what>`.
+ */
 function summary(decided: Plan): string {
   switch (decided.kind) {
     case "single":
@@ -23,6 +26,8 @@ function summary(decided: Plan): string {
       return `scatter ${decided.regions.join(",")}`;
     case "distributed-write":
       return `write ${decided.regions.join(",")}`;
+    case "each-region":
+      return `each ${decided.regions.join(",")}${decided.outsideBlock ? " outside-block" : ""}`;
     case "deferred":
       return `deferred ${decided.params.join(",")}`;
     case "refused":
@@ -391,8 +396,7 @@ const ROWS: Row[] = [
   ["ALTER TABLE fx_rates ADD COLUMN source text", `write ${ALL}`],
   ["CREATE TABLE invoices (id int)", "refused unplaced-table"],
   ["DROP TABLE currencies", `write ${ALL}`],
-  // The analyser lists no tables for VACUUM yet: it then runs where statements without tables run.
-  ["VACUUM users", ["refused utility-across-regions", "one eu-west rw"]],
+  ["VACUUM users", `each ${ALL} outside-block`],
   ["ANALYZE eu_audit", "one eu-west rw"],
   ["COPY users TO STDOUT", "refused copy-across-regions"],
   ["COPY (SELECT * FROM users WHERE tenant_id = 'bob') TO STDOUT", "one us-east ro"],

@@ -225,6 +225,30 @@ export interface CrossJoin {
   readonly right: number;
 }
 
+/**
+ * A maintenance command: VACUUM, ANALYZE, CHECKPOINT, REINDEX, CLUSTER, and CREATE or DROP INDEX
+ * CONCURRENTLY. Each region's copy of a table is its own PostgreSQL table, so the command has to
+ * run in every region that holds one; several of these PostgreSQL refuses inside a transaction
+ * block, so they cannot be one distributed transaction either.
+ */
+export interface Maintenance {
+  /**
+   * The command as PostgreSQL names it in `... cannot run inside a transaction block`: `VACUUM`,
+   * `ANALYZE`, `CREATE INDEX CONCURRENTLY`, `REINDEX DATABASE`, `CLUSTER`, ...
+   */
+  readonly name: string;
+  /** PostgreSQL refuses it inside a transaction block (SQLSTATE 25001). */
+  readonly outsideBlock: boolean;
+  /**
+   * `tables`: it acts on the analysis' tables (which it lists). `everywhere`: on every region,
+   * because it names no table (VACUUM, CHECKPOINT, REINDEX DATABASE) or names an index, whose
+   * table the text does not say.
+   */
+  readonly scope: "tables" | "everywhere";
+  /** The index CREATE INDEX CONCURRENTLY names, when it names one (for messages that say how to resume). */
+  readonly index?: string;
+}
+
 export interface StatementFlags {
   /** UPDATE/MERGE/INSERT ... ON CONFLICT DO UPDATE sets a table's key column. */
   readonly assignsKey: boolean;
@@ -521,6 +545,8 @@ export interface Analysis {
   readonly gather: GatherPlan | RefusedPlan;
   /** MERGE: its WHEN actions in order (an INSERT action writes rows whose keys come from the source). */
   readonly mergeActions?: readonly ("update" | "delete" | "insert" | "nothing")[];
+  /** A maintenance command, run in each region that holds its tables (see `Maintenance`). */
+  readonly maintenance?: Maintenance;
   /**
    * The text could not be parsed but a `region=` hint sends it somewhere anyway: treat it as a write
    * that may touch any geo-partitioned table.

@@ -79,6 +79,7 @@ const UNPARSED_CORE: AnalysisCore = {
   insertRows: undefined,
   paramCount: 0,
   explain: undefined,
+  maintenance: undefined,
   mergeActions: undefined,
   inexactKeys: false,
 };

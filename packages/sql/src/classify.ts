@@ -2,6 +2,7 @@ import type {
   CrossJoin,
   IsolationLevel,
   KeyValue,
+  Maintenance,
   PrimaryReason,
   QueryBlock,
   SchemaInfo,
@@ -14,6 +15,7 @@ import type {
 } from "./analysis.js";
 import { type Node, nodeAs, type RangeVar, stringValue, tagOf } from "./ast.js";
 import { keyValueOf } from "./key-values.js";
+import { maintenanceOf } from "./maintenance.js";
 import { StatementWalker, type WalkResult } from "./statement-walker.js";
 
 /**
@@ -36,6 +38,7 @@ export interface AnalysisCore {
   readonly paramCount: number;
   readonly explain: { readonly analyze: boolean } | undefined;
   readonly mergeActions: readonly ("update" | "delete" | "insert" | "nothing")[] | undefined;
+  readonly maintenance: Maintenance | undefined;
   /** Internal: a key intersection kept one symbolic side; a shape with this is not generalised. */
   readonly inexactKeys: boolean;
 }
@@ -83,6 +86,7 @@ interface Shape {
   effects?: SessionEffect[];
   walk?: WalkResult;
   explain?: { analyze: boolean };
+  maintenance?: Maintenance;
 }
 
 /** Classifies one parsed statement. `node` undefined means an empty statement. */
@@ -132,6 +136,19 @@ function ddl(schema: SchemaInfo, command: string, relations: readonly RangeVar[]
 
 function shapeOf(node: Node, schema: SchemaInfo): Shape {
   const tag = tagOf(node);
+  const maintenance = maintenanceOf(node);
+  if (maintenance !== undefined) {
+    // Written like DDL: the tables' copies change (statistics, indexes, storage), not their rows.
+    const walk = new StatementWalker(schema).walkRelations(maintenance.relations, "write");
+    return {
+      kind: tag === "IndexStmt" || tag === "DropStmt" ? "ddl" : "utility",
+      command: maintenance.command,
+      readOnly: false,
+      needsPrimary: tag === "IndexStmt" || tag === "DropStmt" ? "ddl" : "writes",
+      walk,
+      maintenance: maintenance.maintenance,
+    };
+  }
   switch (tag) {
     case "SelectStmt":
       return dataStatement(
@@ -337,11 +354,6 @@ function shapeOf(node: Node, schema: SchemaInfo): Shape {
           : [];
       return ddl(schema, "DROP", relations);
     }
-    case "VacuumStmt":
-      return { kind: "utility", command: "VACUUM", readOnly: false, needsPrimary: "writes" };
-    case "CheckPointStmt":
-    case "ReindexStmt":
-    case "ClusterStmt":
     case "LockStmt":
     case "RefreshMatViewStmt":
       return { kind: "utility", command: commandOfTag(tag), readOnly: false, needsPrimary: "writes" };
@@ -598,6 +610,7 @@ function assemble(shape: Shape, node: Node | undefined): AnalysisCore {
     insertRows,
     paramCount: node === undefined ? 0 : maxParam(node),
     explain: shape.explain,
+    maintenance: shape.maintenance,
     mergeActions: shape.kind === "merge" ? walk.mergeActions : undefined,
     inexactKeys: walk.inexactKeys,
   };

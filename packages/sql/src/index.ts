@@ -21,6 +21,7 @@ export type {
   LimitSpec,
   LiteralType,
   LockStrength,
+  Maintenance,
   MergePlan,
   MergeTier,
   OrderedPlan,

@@ -6,6 +6,7 @@ import type {
   Hints,
   InsertRows,
   KeyLink,
+  Maintenance,
   MergePlan,
   PrimaryReason,
   QueryBlock,
@@ -45,6 +46,7 @@ export class StatementAnalysis implements Analysis {
   readonly console?: ConsoleCommand;
   readonly explain?: { readonly analyze: boolean };
   readonly mergeActions?: readonly ("update" | "delete" | "insert" | "nothing")[];
+  readonly maintenance?: Maintenance;
   readonly unparsed?: boolean;
   readonly #schema: SchemaInfo;
   #merge: MergePlan | undefined;
@@ -79,6 +81,7 @@ export class StatementAnalysis implements Analysis {
     this.paramCount = core.paramCount;
     if (core.explain !== undefined) this.explain = core.explain;
     if (core.mergeActions !== undefined) this.mergeActions = core.mergeActions;
+    if (core.maintenance !== undefined) this.maintenance = core.maintenance;
     if (extra?.console !== undefined) this.console = extra.console;
     if (extra?.unparsed === true) this.unparsed = true;
     this.#schema = schema;

@@ -5,6 +5,7 @@ import { hintsAndParameters } from "./cases/hints-and-parameters.js";
 import { insertsAndWrites } from "./cases/inserts-and-writes.js";
 import { keyLattice } from "./cases/key-lattice.js";
 import { kindsAndPrimary } from "./cases/kinds-and-primary.js";
+import { maintenance } from "./cases/maintenance.js";
 import { mergeTiers } from "./cases/merge-tiers.js";
 import { seedStatements } from "./cases/seed-statements.js";
 import { sessionEffects } from "./cases/session-effects.js";
@@ -22,6 +23,7 @@ const topics: ReadonlyArray<readonly [string, readonly Case[]]> = [
   ["inserts and writes", insertsAndWrites],
   ["hints and parameters", hintsAndParameters],
   ["merge tiers", mergeTiers],
+  ["maintenance commands", maintenance],
 ];
 
 let analyzer: Analyzer;
@@ -78,5 +80,14 @@ describe("the statement table", () => {
       }
     }
     expect(cached.stats().hits).toBeGreaterThan(0);
+  });
+});
+
+describe("maintenance commands", () => {
+  it("keep the name CREATE INDEX CONCURRENTLY gives its index, for the message that says how to resume", () => {
+    expect(analyzer.analyze("CREATE INDEX CONCURRENTLY users_name ON users (name)").maintenance?.index).toBe(
+      "users_name",
+    );
+    expect(analyzer.analyze("CREATE INDEX CONCURRENTLY ON users (name)").maintenance?.index).toBeUndefined();
   });
 });

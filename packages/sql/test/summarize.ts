@@ -29,6 +29,8 @@ export interface Summary {
   gather: string;
   moves: boolean;
   explain: string | null;
+  /** `<name> tables|everywhere [outside-block]`. */
+  maintenance: string | null;
 }
 
 export function formatValue(v: KeyValue): string {
@@ -108,6 +110,10 @@ export function summarize(a: Analysis): Summary {
     gather: a.gather.tier,
     moves: a.merge.movesRowData,
     explain: a.explain === undefined ? null : a.explain.analyze ? "analyze" : "plan",
+    maintenance:
+      a.maintenance === undefined
+        ? null
+        : `${a.maintenance.name} ${a.maintenance.scope}${a.maintenance.outsideBlock ? " outside-block" : ""}`,
   };
 }
 

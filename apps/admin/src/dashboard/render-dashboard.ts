@@ -15,6 +15,7 @@ const PLAN_TITLES: Record<PlanKind, string> = {
   one_region: "one region",
   scatter: "scatter",
   distributed_write: "distributed write",
+  each_region: "each region",
   console: "console",
   refused: "refused",
 };

@@ -1,5 +1,12 @@
 /** How the proxy decided to run a statement; the `plan` label of the latency histogram. */
-export const PLAN_KINDS = ["one_region", "scatter", "distributed_write", "console", "refused"] as const;
+export const PLAN_KINDS = [
+  "one_region",
+  "scatter",
+  "distributed_write",
+  "each_region",
+  "console",
+  "refused",
+] as const;
 export type PlanKind = (typeof PLAN_KINDS)[number];
 
 /** How a read that ran in several regions was finished; the `finish` label. */

@@ -71,7 +71,7 @@ export function observedFixture(overrides: Partial<ObservedState> = {}): Observe
     ],
     traffic: () => ({
       statements: 15,
-      byPlan: { one_region: 10, scatter: 2, distributed_write: 0, console: 2, refused: 1 },
+      byPlan: { one_region: 10, scatter: 2, distributed_write: 0, each_region: 0, console: 2, refused: 1 },
       byRegion: { "us-east": 4, "eu-west": 9 },
       leftHome: 4,
       multiRegionReads: { merged_in_proxy: 1, finished_in_home: 1, gathered: 0 },

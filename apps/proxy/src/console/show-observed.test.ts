@@ -58,6 +58,7 @@ describe("SHOW STATS", () => {
       "plan|one_region|10|0.500|1.250|2.000",
       "plan|scatter|2|||",
       "plan|distributed_write|0|||",
+      "plan|each_region|0|||",
       "plan|console|2|||",
       "plan|refused|1|||",
       "region|eu-west|9|||",

@@ -20,9 +20,15 @@ export interface LegAnswer {
  * Runs one simple-protocol statement on a leg the session holds and collects the answer instead of
  * relaying it. The leg must be quiescent (no answers outstanding); its frames go back to the
  * session's relay when the answer is complete. Never rejects: a lost connection becomes `error`.
+ * `onNotice`: notices are handed over as they come (copied) instead of being collected.
  */
-export function runCollected(leg: Leg, sql: string, relayFrame: (leg: Leg) => void): Promise<LegAnswer> {
-  return collectAnswer(leg.region, leg.connection, encodeQuery({ sql }), () => relayFrame(leg));
+export function runCollected(
+  leg: Leg,
+  sql: string,
+  relayFrame: (leg: Leg) => void,
+  onNotice?: (notice: Buffer) => void,
+): Promise<LegAnswer> {
+  return collectAnswer(leg.region, leg.connection, encodeQuery({ sql }), () => relayFrame(leg), onNotice);
 }
 
 /**
@@ -34,6 +40,7 @@ export function collectAnswer(
   connection: BackendConnection,
   bytes: Buffer | readonly Buffer[],
   restore: () => void,
+  onNotice?: (notice: Buffer) => void,
 ): Promise<LegAnswer> {
   let description: Buffer | null = null;
   const rows: Buffer[] = [];
@@ -70,7 +77,8 @@ export function collectAnswer(
             rows.push(Buffer.from(frame.bytes));
             return;
           case BackendCode.NoticeResponse:
-            notices.push(Buffer.from(frame.bytes));
+            if (onNotice === undefined) notices.push(Buffer.from(frame.bytes));
+            else onNotice(Buffer.from(frame.bytes));
             return;
           case BackendCode.CommandComplete: {
             const nul = frame.payload.indexOf(0);

@@ -3,6 +3,7 @@ import * as consoleErrors from "../console/console-errors.js";
 import { moveNeedsSimpleQuery } from "../console/relocate.js";
 import * as copyErrors from "../distributed/copy-errors.js";
 import * as txnErrors from "../distributed/txn-errors.js";
+import * as maintenanceErrors from "../maintenance/maintenance-errors.js";
 import * as moveErrors from "../moves/move-errors.js";
 import * as replicaErrors from "../replicas/replica-errors.js";
 import * as scatterErrors from "../scatter/errors.js";
@@ -24,6 +25,7 @@ export const PROXY_ERROR_MODULES = {
   "console/relocate.ts": { moveNeedsSimpleQuery },
   "distributed/copy-errors.ts": copyErrors,
   "distributed/txn-errors.ts": txnErrors,
+  "maintenance/maintenance-errors.ts": maintenanceErrors,
   "moves/move-errors.ts": moveErrors,
   "replicas/replica-errors.ts": replicaErrors,
   "scatter/errors.ts": scatterErrors,
@@ -45,6 +47,7 @@ export const PROXY_ERRORS = {
   moveNeedsSimpleQuery,
   ...copyErrors,
   ...txnErrors,
+  ...maintenanceErrors,
   ...moveErrors,
   ...replicaErrors,
   ...scatterErrors,

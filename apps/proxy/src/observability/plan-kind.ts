@@ -1,6 +1,12 @@
 import type { PlanKind } from "@geo/admin";
 import type { Route } from "../routing/router.js";
 
+const MULTI_REGION_KINDS = {
+  scatter: "scatter",
+  "distributed-write": "distributed_write",
+  "each-region": "each_region",
+} as const satisfies Record<Extract<Route, { kind: "multi-region" }>["plan"]["kind"], PlanKind>;
+
 /**
  * The plan kind a route is counted under. Statements the session answers itself count as
  * `one_region` (transaction control and session settings run where the session's connection is)
@@ -12,7 +18,7 @@ export function planKindOf(route: Route): PlanKind | null {
     case "deferred":
       return "one_region";
     case "multi-region":
-      return route.plan.kind === "scatter" ? "scatter" : "distributed_write";
+      return MULTI_REGION_KINDS[route.plan.kind];
     case "error":
       return "refused";
     case "local":

@@ -1,6 +1,7 @@
 import {
   type Directory,
   type DistributedWritePlan,
+  type EachRegionPlan,
   type GatherConfig,
   type ParamValue,
   type Plan,
@@ -31,8 +32,11 @@ export type Route =
     }
   | { readonly kind: "local"; readonly what: "transaction" | "session" | "console" | "empty" }
   | { readonly kind: "deferred"; readonly params: readonly number[] }
-  /** Reads to combine (scatter-gather) or writes to commit in two phases: see `executor/multi-region.ts`. */
-  | { readonly kind: "multi-region"; readonly plan: ScatterPlan | DistributedWritePlan }
+  /**
+   * Reads to combine (scatter-gather), writes to commit in two phases, or maintenance to run in
+   * each region in turn: see `executor/multi-region.ts`.
+   */
+  | { readonly kind: "multi-region"; readonly plan: ScatterPlan | DistributedWritePlan | EachRegionPlan }
   | {
       readonly kind: "error";
       readonly error: PgError;
@@ -110,6 +114,7 @@ export class Router {
       case "refused":
         return { kind: "error", error: fromRefusal(decided.refusal), refusal: decided.refusal.code };
       case "scatter":
+      case "each-region":
         return { kind: "multi-region", plan: decided };
       case "distributed-write":
         if (analysis.kind === "copy") {
@@ -130,6 +135,7 @@ export class Router {
         return decided.region;
       case "scatter":
       case "distributed-write":
+      case "each-region":
         return decided.regions[0] ?? this.topology.home.id;
       case "deferred":
       case "refused":

@@ -124,6 +124,19 @@ export function formatPlan(analysis: Analysis, decided: Plan): string {
           lines.push(line("regions", `${statement.region}: ${statement.sql}`));
       }
       break;
+    case "each-region":
+      lines.push(
+        line("plan", `in each region, one at a time, outside a transaction: ${decided.regions.join(", ")}`),
+      );
+      lines.push(
+        line(
+          "block",
+          decided.outsideBlock
+            ? "refused inside a transaction block, as PostgreSQL refuses it [25001]"
+            : "inside a transaction block: in each region as part of it (two-phase commit)",
+        ),
+      );
+      break;
     case "deferred": {
       const params = decided.params.map((index) => `$${index}`);
       lines.push(

@@ -2,7 +2,15 @@ import type { MergePlan } from "@geo/sql";
 import type { GatherConfig, RegionId } from "../config/types.js";
 import type { Refusal } from "../errors/refusals.js";
 
-export const PLAN_KINDS = ["single", "scatter", "distributed-write", "deferred", "refused", "local"] as const;
+export const PLAN_KINDS = [
+  "single",
+  "scatter",
+  "distributed-write",
+  "each-region",
+  "deferred",
+  "refused",
+  "local",
+] as const;
 export type PlanKind = (typeof PLAN_KINDS)[number];
 
 export const ACCESS_MODES = ["read-only", "read-write"] as const;
@@ -57,6 +65,26 @@ export interface DistributedWritePlan {
   readonly commit: "two-phase";
 }
 
+/**
+ * A maintenance command (VACUUM, ANALYZE, CHECKPOINT, REINDEX, CLUSTER, CREATE or DROP INDEX
+ * CONCURRENTLY) run region after region, each on a connection of its own and outside any
+ * transaction: each region's copy of a table is its own table, and several of these PostgreSQL
+ * refuses inside a transaction block, so they cannot be one distributed transaction.
+ */
+export interface EachRegionPlan {
+  readonly kind: "each-region";
+  /** In this order: the first region's failure stops the rest. */
+  readonly regions: readonly RegionId[];
+  readonly sql: string;
+  /** PostgreSQL's name for the command in its errors: `VACUUM`, `CREATE INDEX CONCURRENTLY`, ... */
+  readonly command: string;
+  /**
+   * PostgreSQL refuses it inside a transaction block (25001): inside one it runs nowhere. The
+   * others, inside a block, are written in each region as part of it and commit in two phases.
+   */
+  readonly outsideBlock: boolean;
+}
+
 /** The route depends on parameters not bound yet (a Parse without Bind). */
 export interface DeferredPlan {
   readonly kind: "deferred";
@@ -75,4 +103,11 @@ export interface LocalPlan {
   readonly what: "transaction" | "session" | "console" | "empty";
 }
 
-export type Plan = SinglePlan | ScatterPlan | DistributedWritePlan | DeferredPlan | RefusedPlan | LocalPlan;
+export type Plan =
+  | SinglePlan
+  | ScatterPlan
+  | DistributedWritePlan
+  | EachRegionPlan
+  | DeferredPlan
+  | RefusedPlan
+  | LocalPlan;

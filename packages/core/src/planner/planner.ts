@@ -1,4 +1,4 @@
-import type { Analysis, KeyValue, TableRef } from "@geo/sql";
+import type { Analysis, KeyValue, Maintenance, TableRef } from "@geo/sql";
 import type { GatherConfig, RegionId, TablePolicy } from "../config/types.js";
 import type { Directory } from "../directory/directory.js";
 import {
@@ -140,6 +140,7 @@ class Planning {
       if (resolved === undefined) return refused(refuseUnplacedTable(tableName(ref)));
       this.resolved.push(resolved);
     }
+    if (analysis.maintenance !== undefined) return this.planMaintenance(analysis.maintenance);
     if (this.refs.length === 0) return this.single(topology.home.id);
 
     const masks = this.refs.map((ref, index) => this.tableMask(ref, index));
@@ -155,9 +156,51 @@ class Planning {
     return writes ? this.planWrite(masks, insertMasks) : this.planRead(masks);
   }
 
-  /** A statement that writes table rows (DDL is the operator's to steer, and writes nothing per key). */
+  /**
+   * A statement that writes table rows (DDL and maintenance are the operator's to steer, and
+   * write nothing per key).
+   */
   private writesRows(): boolean {
-    return this.analysis.kind !== "ddl" && this.refs.some((ref) => ref.access === "write");
+    return (
+      this.analysis.kind !== "ddl" &&
+      this.analysis.maintenance === undefined &&
+      this.refs.some((ref) => ref.access === "write")
+    );
+  }
+
+  /**
+   * Maintenance reaches every copy of what it names: every region for a geo-partitioned table
+   * (the regions of a hinted key only) and for a replicated one, the region of a pinned one, and
+   * every region when it names no table or an index (whose table the text does not say).
+   */
+  private planMaintenance(maintenance: Maintenance): Plan {
+    const { topology, analysis } = this;
+    let mask = maintenance.scope === "everywhere" ? topology.allMask : 0;
+    for (const resolved of this.resolved) {
+      switch (resolved.placement) {
+        case "pinned":
+          mask |= topology.maskOf(resolved.region);
+          break;
+        case "global_replicated":
+          mask |= topology.allMask;
+          break;
+        case "geo_partitioned": {
+          const hintKey = analysis.hints.key;
+          mask |= hintKey === undefined ? topology.allMask : this.keyMask(hintKey);
+          break;
+        }
+      }
+    }
+    mask >>>= 0;
+    if (mask === 0) mask = topology.maskOf(topology.home.id);
+    if (popcount(mask) === 1) return this.single(this.regions(mask)[0]!);
+    return {
+      kind: "each-region",
+      regions: this.regions(mask),
+      sql: analysis.text,
+      command: maintenance.name,
+      outsideBlock: maintenance.outsideBlock,
+    };
   }
 
   /**
