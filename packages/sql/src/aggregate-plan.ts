@@ -1,6 +1,7 @@
 import type { HomeFinish, PartialAggregatePlan, SchemaInfo, TypeName } from "./analysis.js";
 import {
   cloneTree,
+  containsNode,
   type FuncCall,
   lastName,
   type Node,
@@ -33,16 +34,6 @@ export function isAggregateCall(fn: FuncCall, schema: SchemaInfo): boolean {
     fn.agg_filter !== undefined ||
     (fn.agg_order?.length ?? 0) > 0
   );
-}
-
-/** Whether any node of `tree` (its tag and body) passes `test`. */
-function containsNode(tree: unknown, test: (tag: string, body: unknown) => boolean): boolean {
-  if (tree === null || typeof tree !== "object") return false;
-  if (Array.isArray(tree)) return tree.some((item) => containsNode(item, test));
-  for (const [key, value] of Object.entries(tree as Record<string, unknown>)) {
-    if (test(key, value) || containsNode(value, test)) return true;
-  }
-  return false;
 }
 
 class NotDecomposable extends Error {

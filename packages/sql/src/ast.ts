@@ -99,3 +99,13 @@ function isLocationKey(key: string): boolean {
 export function cloneTree<T>(tree: T): T {
   return structuredClone(tree);
 }
+
+/** Whether any node of `tree` (its tag and body) passes `test`. */
+export function containsNode(tree: unknown, test: (tag: string, body: unknown) => boolean): boolean {
+  if (tree === null || typeof tree !== "object") return false;
+  if (Array.isArray(tree)) return tree.some((item) => containsNode(item, test));
+  for (const [key, value] of Object.entries(tree as Record<string, unknown>)) {
+    if (test(key, value) || containsNode(value, test)) return true;
+  }
+  return false;
+}

@@ -1,5 +1,14 @@
 import type { HomeFinish, OrderedPlan, PartialAggregatePlan, SortKey, TypeName } from "./analysis.js";
-import { cloneTree, lastName, type Node, nodeAs, type SelectStmt, type SortBy, stringValue } from "./ast.js";
+import {
+  cloneTree,
+  containsNode,
+  lastName,
+  type Node,
+  nodeAs,
+  type SelectStmt,
+  type SortBy,
+  stringValue,
+} from "./ast.js";
 import { columnRef, deparse, resTarget } from "./deparse.js";
 import { unnestRelation } from "./home-relation.js";
 import { regionLimit, withRegionLimit } from "./limit-rewrite.js";
@@ -62,7 +71,13 @@ export function planOrdered(
         : sortBy.sortby_nulls === "SORTBY_NULLS_LAST"
           ? false
           : descending;
-    const collation = lastName(nodeAs(expr, "CollateClause")?.collname);
+    const collate = nodeAs(expr, "CollateClause");
+    // A COLLATE inside the key (`upper(x COLLATE "C")`, a sub-query's `max(x COLLATE "C")`)
+    // gives the key its collation, which a shipped column cast home does not carry: not merged.
+    if (containsNode(collate === undefined ? expr : collate.arg, (tag) => tag === "CollateClause")) {
+      return undefined;
+    }
+    const collation = lastName(collate?.collname);
     keys.push({
       column,
       fromEnd: count - 1 - i,

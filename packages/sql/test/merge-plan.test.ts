@@ -76,6 +76,16 @@ describe("the merge plan", () => {
     expect(q.tier === "ordered" && q.sortKeys[0]?.collation).toBe("C");
   });
 
+  it("does not merge by a key whose COLLATE sits inside it, which the shipped column would not carry", () => {
+    for (const sql of [
+      'SELECT upper(name COLLATE "C") FROM users ORDER BY 1',
+      `SELECT (SELECT max(o.tenant_id COLLATE "C") FROM orders o WHERE o.tenant_id = u.tenant_id) FROM users u ORDER BY 1`,
+      "SELECT id FROM users ORDER BY (name COLLATE \"C\") || 'x' LIMIT 3",
+    ]) {
+      expect(plan(sql).tier, sql).not.toBe("ordered");
+    }
+  });
+
   it("finishes an ordered read in the home region over typed arrays when the proxy cannot compare", () => {
     const p = plan("SELECT id, name FROM users ORDER BY name LIMIT 10 OFFSET $1");
     if (p.tier !== "ordered") throw new Error(p.tier);
