@@ -83,6 +83,27 @@ describe("prepared statements spanning regions", () => {
   });
 });
 
+describe("sort keys with a COLLATE inside them", () => {
+  // The key's collation comes from inside it, which a column shipped home does not carry: such a
+  // read must not be merged in the home database's default collation.
+  it("answers ORDER BY upper(label COLLATE ...) in the key's own collation", async () => {
+    const sql = `SELECT tenant_id, id, upper(label COLLATE "und-x-icu") AS u FROM measures WHERE label IS NOT NULL ORDER BY 3, 1, 2`;
+    const [viaProxy, expected] = await both(sql, []);
+    expect(viaProxy).toEqual(expected);
+    expect(viaProxy.length).toBeGreaterThan(5);
+  });
+
+  it("answers ORDER BY a sub-query's max(label COLLATE ...) exactly, or refuses it within the gather bounds", async () => {
+    const sql = `SELECT m.tenant_id, m.id, (SELECT max(x.label COLLATE "und-x-icu") FROM measures x WHERE x.tenant_id = m.tenant_id AND x.id = m.id) AS l FROM measures m WHERE m.label IS NOT NULL ORDER BY 3 DESC, 1, 2 LIMIT 12`;
+    const viaProxy = await proxy.query({ text: sql, rowMode: "array" }).then(
+      (result) => result.rows as unknown[][],
+      (error: { code?: string }) => error.code,
+    );
+    if (Array.isArray(viaProxy)) expect(viaProxy).toEqual((await both(sql, []))[1]);
+    else expect(viaProxy).toBe("53400");
+  });
+});
+
 describe("binary results", () => {
   const statements = [
     "SELECT tenant_id, id, qty, small, price, score, ratio, tag, flag FROM measures ORDER BY score DESC, id, qty LIMIT 30",
