@@ -72,6 +72,7 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
   "core.refuseHintWritesElsewhere": [["region=eu", "users key 7 lives in us"]],
   "core.refuseWriteReadsElsewhere": [[["orders"], ["users"], ["eu", "us"]]],
   "core.refuseUtilityAcrossRegions": [["VACUUM", ["eu", "us"]]],
+  "core.refuseCursorAcrossRegions": [[["eu", "us"]]],
   "core.refuseCopyAcrossRegions": [
     ["from", ["eu", "us"]],
     ["to", ["eu", "us"]],

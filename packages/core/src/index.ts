@@ -55,6 +55,7 @@ export {
   REFUSAL_CODES,
   refuseCopyAcrossRegions,
   refuseCrossRegionJoin,
+  refuseCursorAcrossRegions,
   refuseExplainAcrossRegions,
   refuseHintWritesElsewhere,
   refuseKeyUpdate,

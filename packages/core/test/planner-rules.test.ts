@@ -518,6 +518,11 @@ describe("planner rules", () => {
       ),
     ).toBe("utility-across-regions");
     expect(
+      refusalOf(
+        plan(analysis({ kind: "utility", command: "DECLARE CURSOR", tables: [{ name: "users" }] }), context),
+      ),
+    ).toBe("cursor-across-regions");
+    expect(
       plan(analysis({ kind: "ddl", tables: [{ name: "users", access: "write" }] }), context),
     ).toMatchObject({
       kind: "distributed-write",

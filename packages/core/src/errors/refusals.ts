@@ -14,6 +14,7 @@ export const REFUSAL_CODES = [
   "hint-writes-elsewhere",
   "write-reads-elsewhere",
   "utility-across-regions",
+  "cursor-across-regions",
   "copy-across-regions",
   "explain-across-regions",
   "writing-cte-across-regions",
@@ -172,6 +173,19 @@ export function refuseUtilityAcrossRegions(command: string, regions: readonly Re
     FEATURE_NOT_SUPPORTED,
     `${command} would have to run in ${list(regions)}, outside any transaction the proxy could commit`,
     `run it in each region with /* geo: region=<id> */ ${command}`,
+  );
+}
+
+/**
+ * A cursor lives on one server's connection: one declared over rows of several regions would
+ * fetch only that region's rows. (Not a matter of transactions: DECLARE runs inside one.)
+ */
+export function refuseCursorAcrossRegions(regions: readonly RegionId[]): Refusal {
+  return refusal(
+    "cursor-across-regions",
+    FEATURE_NOT_SUPPORTED,
+    `DECLARE CURSOR over rows in ${list(regions)} is not supported: a cursor lives on one region's connection and would fetch that region's rows only`,
+    "run the cursor's query itself (geoproxy combines its rows across regions; a driver's row-limited Execute pages through them), or constrain it to one region (filter on the key, or /* geo: region=<id> */)",
   );
 }
 

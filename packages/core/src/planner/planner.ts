@@ -5,6 +5,7 @@ import {
   type Refusal,
   refuseCopyAcrossRegions,
   refuseCrossRegionJoin,
+  refuseCursorAcrossRegions,
   refuseExplainAcrossRegions,
   refuseHintWritesElsewhere,
   refuseKeyUpdate,
@@ -558,6 +559,7 @@ class Planning {
       case "explain":
         return refused(refuseExplainAcrossRegions(regions));
       case "utility":
+        if (analysis.command === "DECLARE CURSOR") return refused(refuseCursorAcrossRegions(regions));
         return refused(refuseUtilityAcrossRegions(analysis.command, regions));
       case "ddl":
         // Schema is the same in every region that holds the tables: change it in one commit.
