@@ -46,7 +46,8 @@ export async function prepareHeld(
   mode: StatementMode,
 ): Promise<void> {
   const text = preparedStatementText(analysis.text);
-  if (text === undefined) return;
+  // preparedElsewhere has read this PREPARE: not one would be a bug, never a silent non-answer.
+  if (text === undefined) throw new TypeError("prepareHeld needs one PREPARE statement");
   const types: ParameterType[] = [];
   let failed = false;
   const sql = [
