@@ -511,6 +511,33 @@ describe("planner rules", () => {
     expect(plan(analysis({ kind: "session" }), context)).toEqual({ kind: "local", what: "session" });
   });
 
+  it("runs DDL that names no table in every region in one commit, except server-wide and temporary objects", () => {
+    const everywhere = plan(
+      analysis({
+        kind: "ddl",
+        command: "CREATE FUNCTION",
+        text: "CREATE FUNCTION f() RETURNS int AS 'SELECT 1' LANGUAGE sql",
+      }),
+      context,
+    );
+    expect(everywhere).toMatchObject({
+      kind: "distributed-write",
+      regions: ["ap-south", "eu-west", "us-east"],
+      commit: "two-phase",
+    });
+    for (const [command, text] of [
+      ["CREATE ROLE", "CREATE ROLE r"],
+      ["CREATEDB", "CREATE DATABASE d"],
+      ["CREATE SEQ", "CREATE TEMP SEQUENCE s"],
+      ["VIEW", "CREATE TEMPORARY VIEW v AS SELECT 1"],
+    ] as const) {
+      expect(plan(analysis({ kind: "ddl", command, text }), context), text).toMatchObject({
+        kind: "single",
+        region: "eu-west",
+      });
+    }
+  });
+
   it("refuses a utility command on rows across regions and runs DDL in every region in one commit", () => {
     expect(
       refusalOf(

@@ -106,6 +106,43 @@ export function plan(analysis: Analysis, context: PlanContext): Plan {
   }
 }
 
+/**
+ * DDL whose object lives in the server, not the database (roles, databases, tablespaces, the
+ * server's configuration, subscriptions), or that PostgreSQL refuses inside a transaction block:
+ * run once, where the session's statement goes, never repeated per region (regions may share a
+ * server) nor inside a two-phase commit.
+ */
+const SERVER_WIDE_DDL: ReadonlySet<string> = new Set([
+  "CREATEDB",
+  "DROPDB",
+  "ALTER DATABASE",
+  "ALTER DATABASE SET",
+  "ALTER DATABASE REFRESH COLL",
+  "CREATE TABLE SPACE",
+  "DROP TABLE SPACE",
+  "ALTER TABLE SPACE OPTIONS",
+  "ALTER SYSTEM",
+  "CREATE ROLE",
+  "ALTER ROLE",
+  "ALTER ROLE SET",
+  "DROP ROLE",
+  "GRANT ROLE",
+  "REASSIGN OWNED",
+  "CREATE SUBSCRIPTION",
+  "ALTER SUBSCRIPTION",
+  "DROP SUBSCRIPTION",
+]);
+
+/**
+ * Whether DDL that names no configured table changes the schema every region shares. A
+ * temporary object lives in one session's backend (and cannot be part of a two-phase commit):
+ * any mention of TEMP, TEMPORARY or pg_temp keeps the statement where the session is.
+ */
+function changesEverySchema(analysis: Analysis): boolean {
+  if (SERVER_WIDE_DDL.has(analysis.command)) return false;
+  return !/\b(temp|temporary|pg_temp)\b/i.test(analysis.text);
+}
+
 class Planning {
   private readonly topology: Topology;
   private readonly refs: readonly TableRef[];
@@ -142,7 +179,20 @@ class Planning {
       this.resolved.push(resolved);
     }
     if (analysis.maintenance !== undefined) return this.planMaintenance(analysis.maintenance);
-    if (this.refs.length === 0) return this.single(topology.home.id);
+    if (this.refs.length === 0) {
+      if (analysis.kind === "ddl" && changesEverySchema(analysis) && topology.regions.length > 1) {
+        // A function, type, view, index, schema or grant every region's statements may use:
+        // changed in every region in one commit, never in the home region alone.
+        const regions = topology.regionIds;
+        return {
+          kind: "distributed-write",
+          regions,
+          statements: regions.map((region) => ({ region, sql: analysis.text })),
+          commit: "two-phase",
+        };
+      }
+      return this.single(topology.home.id);
+    }
 
     const masks = this.refs.map((ref, index) => this.tableMask(ref, index));
     const insertMasks = this.insertRowMasks();

@@ -1,0 +1,84 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RealRegions, startRealRegions } from "./support/real-regions.js";
+
+// DDL that names no configured table (a function, an index dropped by name, a type, a grant)
+// changes what every region's statements may use: it reaches every region in one commit.
+let regions: RealRegions;
+let client: pg.Client;
+
+beforeAll(async () => {
+  regions = await startRealRegions();
+  client = new pg.Client({
+    host: "127.0.0.1",
+    port: regions.proxy.port,
+    user: "postgres",
+    database: "postgres",
+  });
+  await client.connect();
+});
+afterAll(async () => {
+  await client?.end().catch(() => undefined);
+  await regions?.close();
+});
+
+const REGION_NAMES = ["eu-west", "us-east", "ap-south"] as const;
+
+async function everywhere(sql: string): Promise<unknown[]> {
+  return Promise.all(
+    REGION_NAMES.map(async (region) => (await regions.direct[region].query(sql)).rows[0]?.n),
+  );
+}
+
+describe("DDL that names no table, with three regions", () => {
+  it("creates a function in every region, so a read across regions can call it, and drops it everywhere", async () => {
+    await client.query(
+      "CREATE FUNCTION geo_twice(x bigint) RETURNS bigint LANGUAGE sql IMMUTABLE AS 'SELECT x * 2'",
+    );
+    expect(await everywhere("SELECT count(*)::int AS n FROM pg_proc WHERE proname = 'geo_twice'")).toEqual([
+      1, 1, 1,
+    ]);
+    const read = await client.query("SELECT sum(geo_twice(id))::int AS s FROM orders");
+    const expected = await regions.reference.query("SELECT sum(id * 2)::int AS s FROM orders");
+    expect(read.rows).toEqual(expected.rows);
+    await client.query("DROP FUNCTION geo_twice(bigint)");
+    expect(await everywhere("SELECT count(*)::int AS n FROM pg_proc WHERE proname = 'geo_twice'")).toEqual([
+      0, 0, 0,
+    ]);
+  });
+
+  it("drops an index by name in every region that has it", async () => {
+    await client.query("CREATE INDEX geo_users_age_idx ON users (age)");
+    expect(
+      await everywhere("SELECT count(*)::int AS n FROM pg_class WHERE relname = 'geo_users_age_idx'"),
+    ).toEqual([1, 1, 1]);
+    await client.query("DROP INDEX geo_users_age_idx");
+    expect(
+      await everywhere("SELECT count(*)::int AS n FROM pg_class WHERE relname = 'geo_users_age_idx'"),
+    ).toEqual([0, 0, 0]);
+  });
+
+  it("rolls the DDL back in every region with its block", async () => {
+    await client.query("BEGIN");
+    await client.query("CREATE TYPE geo_mood AS ENUM ('ok', 'meh')");
+    await client.query("ROLLBACK");
+    expect(await everywhere("SELECT count(*)::int AS n FROM pg_type WHERE typname = 'geo_mood'")).toEqual([
+      0, 0, 0,
+    ]);
+    await client.query("CREATE TYPE geo_mood AS ENUM ('ok', 'meh')");
+    expect(await everywhere("SELECT count(*)::int AS n FROM pg_type WHERE typname = 'geo_mood'")).toEqual([
+      1, 1, 1,
+    ]);
+    await client.query("DROP TYPE geo_mood");
+  });
+
+  it("keeps a temporary object where the session is, and a role created once", async () => {
+    await client.query("CREATE TEMP SEQUENCE geo_local_seq");
+    expect((await client.query("SELECT nextval('geo_local_seq')::int AS n")).rows).toEqual([{ n: 1 }]);
+    await client.query("CREATE ROLE geo_ddl_role");
+    const roles = await everywhere("SELECT count(*)::int AS n FROM pg_roles WHERE rolname = 'geo_ddl_role'");
+    // Each region is its own server here: the role exists where the session ran it, only there.
+    expect(roles.filter((n) => n === 1)).toHaveLength(1);
+    await client.query("DROP ROLE geo_ddl_role");
+  });
+});
