@@ -1,43 +1,27 @@
 import { encodeQuery } from "@geo/proto";
-import { RawClient } from "@geo/testkit";
+import type { RawClient } from "@geo/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RealRegions, startRealRegions } from "./support/real-regions.js";
-import { exchange } from "./support/side-by-side.js";
+import { exchange, type SideBySide, sideBySide } from "./support/side-by-side.js";
 
 // INSERT without a column list across regions: the proxy reads the table's column order from
 // PostgreSQL and places each row by its key, as one server holding every row would store it.
 let regions: RealRegions;
+let pair: SideBySide;
 let proxied: RawClient;
-let reference: RawClient;
 
 beforeAll(async () => {
   regions = await startRealRegions();
-  proxied = await RawClient.connect({
-    host: "127.0.0.1",
-    port: regions.proxy.port,
-    user: "postgres",
-    database: "postgres",
-    timeoutMs: 5_000,
-  });
-  const first = regions.cluster.servers[0]!;
-  reference = await RawClient.connect({
-    host: first.host,
-    port: first.port,
-    user: "postgres",
-    database: "reference",
-    timeoutMs: 5_000,
-  });
+  pair = await sideBySide(regions.cluster.servers[0]!, regions.proxy.port, { directDatabase: "reference" });
+  proxied = pair.proxied;
 });
 afterAll(async () => {
-  await proxied?.close();
-  await reference?.close();
+  await pair?.close();
   await regions?.close();
 });
 
 async function same(sql: string): Promise<string[]> {
-  const bytes = encodeQuery({ sql });
-  const expected = await exchange(reference, bytes);
-  const got = await exchange(proxied, bytes);
+  const [expected, got] = await pair.both(encodeQuery({ sql }));
   expect(got, sql).toEqual(expected);
   return got;
 }

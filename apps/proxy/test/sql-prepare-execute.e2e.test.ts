@@ -1,48 +1,28 @@
 import { encodeBind, encodeExecute, encodeParse, encodeQuery, encodeSync } from "@geo/proto";
-import { RawClient } from "@geo/testkit";
+import type { RawClient } from "@geo/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RealRegions, startRealRegions } from "./support/real-regions.js";
-import { exchange } from "./support/side-by-side.js";
+import { exchange, type SideBySide, sideBySide } from "./support/side-by-side.js";
 
 // SQL-level PREPARE of statements that span regions: the proxy holds them and runs each EXECUTE
 // as the statement with its arguments, so every answer equals one PostgreSQL holding every row
 // (the reference database), message for message.
 let regions: RealRegions;
+let pair: SideBySide;
 let proxied: RawClient;
-let reference: RawClient;
 
 beforeAll(async () => {
   regions = await startRealRegions();
-  proxied = await RawClient.connect({
-    host: "127.0.0.1",
-    port: regions.proxy.port,
-    user: "postgres",
-    database: "postgres",
-    timeoutMs: 5_000,
-  });
-  const first = regions.cluster.servers[0]!;
-  reference = await RawClient.connect({
-    host: first.host,
-    port: first.port,
-    user: "postgres",
-    database: "reference",
-    timeoutMs: 5_000,
-  });
+  pair = await sideBySide(regions.cluster.servers[0]!, regions.proxy.port, { directDatabase: "reference" });
+  proxied = pair.proxied;
 });
 afterAll(async () => {
-  await proxied?.close();
-  await reference?.close();
+  await pair?.close();
   await regions?.close();
 });
 
-/** The same simple Query both ways: [reference lines, proxied lines]. */
-async function both(sql: string): Promise<[string[], string[]]> {
-  const bytes = encodeQuery({ sql });
-  return [await exchange(reference, bytes), await exchange(proxied, bytes)];
-}
-
 async function same(sql: string): Promise<string[]> {
-  const [expected, got] = await both(sql);
+  const [expected, got] = await pair.both(encodeQuery({ sql }));
   expect(got, sql).toEqual(expected);
   return got;
 }

@@ -55,11 +55,19 @@ export interface SideBySide {
   close(): Promise<void>;
 }
 
-/** A raw client straight to the server and another through the proxy, same user and database. */
+/**
+ * A raw client straight to the server and another through the proxy, same user and database
+ * (or, with `directDatabase`, the server's database holding every row of a multi-region world).
+ */
 export async function sideBySide(
   server: { host: string; port: number },
   proxyPort: number,
-  options: { user?: string; database?: string; parameters?: Record<string, string> } = {},
+  options: {
+    user?: string;
+    database?: string;
+    directDatabase?: string;
+    parameters?: Record<string, string>;
+  } = {},
 ): Promise<SideBySide> {
   const common = {
     user: options.user ?? "postgres",
@@ -67,7 +75,12 @@ export async function sideBySide(
     timeoutMs: 5_000,
     ...(options.parameters === undefined ? {} : { parameters: options.parameters }),
   };
-  const direct = await RawClient.connect({ host: server.host, port: server.port, ...common });
+  const direct = await RawClient.connect({
+    host: server.host,
+    port: server.port,
+    ...common,
+    database: options.directDatabase ?? common.database,
+  });
   const proxied = await RawClient.connect({ host: "127.0.0.1", port: proxyPort, ...common });
   return {
     direct,
