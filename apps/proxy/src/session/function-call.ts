@@ -2,6 +2,7 @@ import { type Frame, PgError } from "@geo/proto";
 import type { SessionPort } from "../engine/session-port.js";
 import type { StatementMode } from "../engine/statement-mode.js";
 import { refuseFunctionCall } from "../errors/catalog.js";
+import { stateRegion } from "./state-region.js";
 
 const FINAL: StatementMode = { extended: false, final: true };
 
@@ -14,15 +15,13 @@ const FINAL: StatementMode = { extended: false, final: true };
  * or the home region's, and counts as a write of that region in a block.
  */
 export async function runFunctionCall(session: SessionPort, frame: Frame): Promise<void> {
-  const home = session.runtime.router.topology.home.id;
   if (session.runtime.router.topology.regions.length > 1 && !session.ownConnection) {
     await session.relay.idle();
     session.relay.error(refuseFunctionCall(), false);
     session.relay.local({ bytes: () => session.readyForQuery() });
     return;
   }
-  const txn = session.txn;
-  const region = txn?.primaryLeg()?.region ?? session.pinnedLeg?.region ?? home;
+  const region = stateRegion(session);
   if (session.relay.pending > 0) await session.settle();
   const leg = await session.legFor(region, false, FINAL);
   if (leg instanceof PgError) {

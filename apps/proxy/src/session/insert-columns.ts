@@ -5,6 +5,7 @@ import type { StatementMode } from "../engine/statement-mode.js";
 import type { Route } from "../routing/router.js";
 import { allValues } from "../scatter/data-row.js";
 import { quoteIdent, quoteLiteral } from "./settings/quote.js";
+import { stateRegion } from "./state-region.js";
 
 /**
  * An INSERT without a column list gives its values to the table's first columns in table
@@ -40,8 +41,7 @@ export async function withColumnList(
     ORDER BY a.attnum`;
   const columns: string[] = [];
   let failed = false;
-  const region = session.txn?.primaryLeg()?.region ?? router.topology.home.id;
-  const route: Route = { kind: "region", region, readOnly: true, anywhere: false };
+  const route: Route = { kind: "region", region: stateRegion(session), readOnly: true, anywhere: false };
   await session.runRouted(analysis, route, mode, (leg) => {
     session.relay.expect({
       leg,

@@ -6,6 +6,7 @@ import { refuseHeldExecuteExtended, refuseSqlPrepareAcrossRegions } from "../err
 import type { Route } from "../routing/router.js";
 import { resetToStartup, sendResetToStartup } from "./settings/reset-to-startup.js";
 import { heldNameInUse, preparedElsewhere, prepareHeld } from "./sql-prepared.js";
+import { stateRegion } from "./state-region.js";
 
 /** SET, RESET, DISCARD, LISTEN...: run where the session's state lives, then tracked. */
 export async function runSessionStatement(
@@ -14,8 +15,7 @@ export async function runSessionStatement(
   mode: StatementMode,
   sql: string,
 ): Promise<void> {
-  const region =
-    session.txn?.primaryLeg()?.region ?? session.pinnedLeg?.region ?? session.runtime.router.topology.home.id;
+  const region = stateRegion(session);
   const effect = analysis.sessionEffects.length === 1 ? analysis.sessionEffects[0]! : undefined;
   if (
     effect?.kind === "deallocate" &&

@@ -20,6 +20,7 @@ import { withColumnList } from "./insert-columns.js";
 import { runSessionStatement } from "./session-statement.js";
 import { resetToStartup } from "./settings/reset-to-startup.js";
 import { boundExecute, preparedElsewhere } from "./sql-prepared.js";
+import { stateRegion } from "./state-region.js";
 import type { Transaction } from "./transaction.js";
 
 const FINAL: StatementMode = { extended: false, final: true };
@@ -237,11 +238,7 @@ function singleRegion(
       return null;
     }
   }
-  const chosen =
-    region ??
-    session.txn?.primaryLeg()?.region ??
-    session.pinnedLeg?.region ??
-    session.runtime.router.topology.home.id;
+  const chosen = region ?? stateRegion(session);
   const txn = session.txn;
   if (txn !== null) for (const held of txn.legs.regions()) if (held !== chosen) return null;
   return chosen;
@@ -292,11 +289,7 @@ function touchesHeldStatement(session: SessionPort, analysis: Analysis): boolean
       return true;
     }
     if (effect.kind === "prepare") {
-      const region =
-        session.txn?.primaryLeg()?.region ??
-        session.pinnedLeg?.region ??
-        session.runtime.router.topology.home.id;
-      if (preparedElsewhere(session, analysis, region) !== null) return true;
+      if (preparedElsewhere(session, analysis, stateRegion(session)) !== null) return true;
     }
   }
   return false;
