@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { Coordinator, type CoordinatorOptions, Recovery, TxnError, type TxnStepEvent } from "../src/index.js";
+import { Coordinator, type CoordinatorOptions, Recovery, type TxnStepEvent } from "../src/index.js";
 import { FakeConnector, FakeRegion, pgError } from "./support/fake-region.js";
 import { MemoryDecisionLog } from "./support/memory-decision-log.js";
+import { rejection } from "./support/rejection.js";
 
 function setup(names = ["eu", "us", "ap"], options: Partial<CoordinatorOptions> = {}) {
   const regions = names.map((n) => new FakeRegion(n));
@@ -17,16 +18,6 @@ function setup(names = ["eu", "us", "ap"], options: Partial<CoordinatorOptions> 
   });
   const participants = () => regions.map((r) => r.participant());
   return { regions, log, coordinator, steps, participants };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<TxnError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(TxnError);
-    return error as TxnError;
-  }
-  throw new Error("expected a rejection");
 }
 
 describe("Coordinator.commit", () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { Coordinator, isStepTimeout, Recovery, TxnError } from "../src/index.js";
+import { Coordinator, isStepTimeout, Recovery } from "../src/index.js";
 import { FakeConnector, FakeRegion } from "./support/fake-region.js";
 import { MemoryDecisionLog } from "./support/memory-decision-log.js";
+import { rejection } from "./support/rejection.js";
 
 /** Deadlines short enough for a unit test; a stalled statement is abandoned when they pass. */
 const DEADLINE_MS = 50;
@@ -28,16 +29,6 @@ function setup() {
     stepTimeoutMs: DEADLINE_MS,
   });
   return { regions, log, connector, coordinator, recovery };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<TxnError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(TxnError);
-    return error as TxnError;
-  }
-  throw new Error("expected a rejection");
 }
 
 describe("step deadlines", () => {
