@@ -66,7 +66,10 @@ describe("the admin port served by the proxy, in front of three PostgreSQL serve
     const before = await scrape();
     for (const query of [
       { text: "UPDATE users SET tenant_id = 'x' WHERE tenant_id = 'alice'" },
-      { text: "UPDATE users SET age = (SELECT max(age) FROM users) WHERE tenant_id = 'bob'" },
+      // Correlated with the written row: it cannot be read first (write-prereads.e2e).
+      {
+        text: "UPDATE users u SET age = (SELECT max(age) FROM users v WHERE v.name = u.name) WHERE tenant_id = 'bob'",
+      },
       { text: "UPDATE users SET age = (SELECT max(age) FROM users) WHERE tenant_id = $1", values: ["bob"] },
     ]) {
       const refused = await client.query(query).catch((error: unknown) => error);

@@ -72,3 +72,9 @@ export {
   type SqlExecuteBinding,
   type SqlPrepared,
 } from "./sql-execute.js";
+export {
+  type PrereadAnswer,
+  type WritePreread,
+  type WritePrereads,
+  writePrereads,
+} from "./write-prereads.js";

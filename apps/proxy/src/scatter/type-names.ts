@@ -33,6 +33,12 @@ const TYPE_NAMES_SQL = `SELECT m.oid, m.typmod, CASE
   FROM (VALUES $PAIRS) AS m(oid, typmod) JOIN pg_catalog.pg_type t ON t.oid = m.oid::pg_catalog.oid`;
 const caches = new WeakMap<ProxyRuntime, Map<string, Map<string, string>>>();
 
+/** The catalog query naming `types`: rows of (oid, typmod, name). */
+export function typeNamesSql(types: readonly ShippedType[]): string {
+  const pairs = types.map((t) => `(${Math.trunc(t.oid)}::int8, ${Math.trunc(t.typmod)})`);
+  return TYPE_NAMES_SQL.replace("$PAIRS", pairs.join(", "));
+}
+
 const keyOf = (type: ShippedType): string => `${type.oid}:${type.typmod}`;
 
 /** The types of a RowDescription's fields, as shipped. */
@@ -66,9 +72,8 @@ export async function typeNames(
   const missing = new Map<string, ShippedType>();
   for (const type of types) if (!cache.has(keyOf(type))) missing.set(keyOf(type), type);
   if (missing.size > 0) {
-    const pairs = [...missing.values()].map((t) => `(${Math.trunc(t.oid)}::int8, ${Math.trunc(t.typmod)})`);
     // Through the channel, after anything already written on it (the settings replay).
-    channel.query(encodeQuery({ sql: TYPE_NAMES_SQL.replace("$PAIRS", pairs.join(", ")) }));
+    channel.query(encodeQuery({ sql: typeNamesSql([...missing.values()]) }));
     let error: PgError | null = null;
     for (;;) {
       const message = await channel.next();

@@ -22,6 +22,7 @@ import { resetToStartup } from "./settings/reset-to-startup.js";
 import { boundExecute, preparedElsewhere } from "./sql-prepared.js";
 import { stateRegion } from "./state-region.js";
 import type { Transaction } from "./transaction.js";
+import { withPrereads } from "./write-prereads.js";
 
 const FINAL: StatementMode = { extended: false, final: true };
 const IN_BATCH: StatementMode = { extended: false, final: false };
@@ -87,6 +88,13 @@ export async function runStatement(
   if (listed === "failed") return;
   if (listed !== null) {
     analysis = listed;
+    queryBytes = null;
+  }
+  // A write refused for reading other regions' rows: those reads first, then the write.
+  const prepared = await withPrereads(session, analysis, mode);
+  if (prepared === "failed") return;
+  if (prepared !== null) {
+    analysis = prepared;
     queryBytes = null;
   }
   const moves = session.runtime.moves;

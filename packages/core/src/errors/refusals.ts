@@ -162,7 +162,7 @@ export function refuseWriteReadsElsewhere(
     "write-reads-elsewhere",
     FEATURE_NOT_SUPPORTED,
     `the statement writes ${list(written)} but reads ${list(read)} from rows spread over ${list(regions)}`,
-    "constrain what it reads to the written key (or join on the shard key), or read first and write the result",
+    "constrain what it reads to the written key (or join on the shard key); a read that does not refer to the written row (an uncorrelated sub-query, a FROM/USING table) is read first when the write is sent as a simple query outside WITH",
   );
 }
 

@@ -1,0 +1,184 @@
+import {
+  BackendCode,
+  decodeRowDescription,
+  encodeQuery,
+  type FieldDescription,
+  isProtocolFault,
+  PgError,
+} from "@geo/proto";
+import { type Analysis, type PrereadAnswer, writePrereads } from "@geo/sql";
+import type { SessionPort } from "../engine/session-port.js";
+import type { StatementMode } from "../engine/statement-mode.js";
+import type { Route } from "../routing/router.js";
+import { allValues } from "../scatter/data-row.js";
+import { errorOf } from "../scatter/region-channel.js";
+import { NO_PARAMS } from "../scatter/region-statement.js";
+import { openScatter } from "../scatter/scatter-read.js";
+import { typeNamesSql } from "../scatter/type-names.js";
+import { FIRST_USER_OID } from "../scatter/typed-arrays.js";
+import { stateRegion } from "./state-region.js";
+
+/**
+ * The planner's refusals a write gets for reading rows outside the regions it writes (and an
+ * INSERT ... SELECT whose rows' keys cannot be read before they are selected).
+ */
+const READS_ELSEWHERE: ReadonlySet<string> = new Set([
+  "write-reads-elsewhere",
+  "replicated-write-from-rows",
+  "unsplittable-insert",
+]);
+
+/** Errors of a read taken out of its write that mean it named the written row (correlated). */
+const NAMES_THE_WRITE: ReadonlySet<string> = new Set(["42P01", "42703"]);
+
+type Collected = { readonly fields: readonly FieldDescription[]; readonly rows: (string | null)[][] };
+
+/**
+ * A write the planner refuses because it reads rows of other regions (a sub-query over another
+ * region's rows, UPDATE ... FROM or DELETE ... USING a table spread over regions, INSERT ...
+ * SELECT from everywhere) is answered by reading first: each such read runs on its own through
+ * the proxy (so a read across regions is combined exactly, as any SELECT is), and the write is
+ * planned again with the answers written in as constants of their exact types (`@geo/sql`
+ * `writePrereads`). Inside a transaction block the reads run in the block; outside one they run
+ * just before the write, as two statements would.
+ *
+ * Returns the rewritten write; null to keep the original plan (its refusal): nothing to read, a
+ * read that names the written row (correlated: PostgreSQL fails it on its own with 42P01/42703),
+ * a type created by users (its OID differs between servers), or a rewrite still refused.
+ * "failed" when a read failed for the client (its error sent, as PostgreSQL would fail the write).
+ */
+export async function withPrereads(
+  session: SessionPort,
+  analysis: Analysis,
+  mode: StatementMode,
+): Promise<Analysis | "failed" | null> {
+  const router = session.runtime.router;
+  // Cheap checks first: a write reading no other table never gets here.
+  if (router.topology.regions.length === 1 || analysis.tables.length < 2) return null;
+  if (analysis.kind !== "update" && analysis.kind !== "delete" && analysis.kind !== "insert") return null;
+  const first = router.route(analysis, undefined, session.searchPath());
+  if (first.kind !== "error" || !READS_ELSEWHERE.has(first.refusal ?? "")) return null;
+  const prereads = writePrereads(analysis.text);
+  if (prereads === undefined) return null;
+  const answers: PrereadAnswer[] = [];
+  for (const read of prereads.reads) {
+    const readAnalysis = router.analyze(read.sql);
+    if (readAnalysis instanceof PgError) return null;
+    const collected = await collect(session, readAnalysis, mode);
+    if (collected === null) return null;
+    if (collected instanceof PgError) {
+      if (NAMES_THE_WRITE.has(collected.code)) return null;
+      session.fail(collected, mode);
+      return "failed";
+    }
+    if (collected.fields.some((field) => field.typeOid >= FIRST_USER_OID)) return null;
+    const types = await typeNamesOf(session, collected.fields, mode);
+    if (types === null) return null;
+    answers.push({
+      columns: collected.fields.map((field, i) => ({ name: field.name, type: types[i]! })),
+      rows: collected.rows,
+    });
+  }
+  const rewritten = router.analyze(prereads.render(answers));
+  if (rewritten instanceof PgError) return null;
+  if (router.route(rewritten, undefined, session.searchPath()).kind === "error") return null;
+  return rewritten;
+}
+
+/** Runs a read and keeps its answer as text; null when it does not route to one region or a scatter. */
+async function collect(
+  session: SessionPort,
+  analysis: Analysis,
+  mode: StatementMode,
+): Promise<Collected | PgError | null> {
+  const route = session.runtime.router.route(analysis, undefined, session.searchPath());
+  if (route.kind === "region") return collectOnLeg(session, analysis, route, analysis.text, mode);
+  if (route.kind === "error") return route.error;
+  if (route.kind !== "multi-region" || route.plan.kind !== "scatter") return null;
+  await session.quiesceActive();
+  await session.relay.idle();
+  try {
+    const answer = await openScatter(
+      session,
+      { analysis, plan: route.plan, params: NO_PARAMS, resultFormats: [] },
+      mode,
+    );
+    const rows: (string | null)[][] = [];
+    let failed = true;
+    try {
+      for (let row = await answer.rows.next(); row !== null; row = await answer.rows.next())
+        rows.push(allValues(row).map((value) => (value === null ? null : value.toString("utf8"))));
+      failed = false;
+    } finally {
+      await answer.rows.close(failed);
+    }
+    return { fields: answer.fields ?? [], rows };
+  } catch (error) {
+    if (error instanceof PgError) return error;
+    throw error;
+  }
+}
+
+/** One statement on the session's connection to a region, its answer kept from the client. */
+async function collectOnLeg(
+  session: SessionPort,
+  analysis: Analysis,
+  route: Route,
+  sql: string,
+  mode: StatementMode,
+): Promise<Collected | PgError> {
+  let fields: readonly FieldDescription[] = [];
+  const rows: (string | null)[][] = [];
+  let error: PgError | null = null;
+  await session.runRouted(analysis, route, mode, (leg) => {
+    session.relay.expect({
+      leg,
+      kind: "query",
+      mode: "silent",
+      inspect: (frame) => {
+        switch (frame.code) {
+          case BackendCode.RowDescription: {
+            const description = decodeRowDescription(frame.payload);
+            if (!isProtocolFault(description)) fields = description.fields;
+            return;
+          }
+          case BackendCode.DataRow:
+            rows.push(
+              allValues(frame.payload).map((value) => (value === null ? null : value.toString("utf8"))),
+            );
+            return;
+          case BackendCode.ErrorResponse:
+            error ??= errorOf(frame);
+            return;
+        }
+      },
+      done: (_unit, status) => session.afterReady(leg, status),
+    });
+    leg.write(encodeQuery({ sql }));
+  });
+  await session.relay.idle();
+  return error ?? { fields, rows };
+}
+
+/** PostgreSQL's exact names of the answer's types (typmod included), asked of the session's region. */
+async function typeNamesOf(
+  session: SessionPort,
+  fields: readonly FieldDescription[],
+  mode: StatementMode,
+): Promise<string[] | null> {
+  if (fields.length === 0) return [];
+  const types = fields.map((field) => ({ oid: field.typeOid, typmod: field.typeModifier }));
+  const route: Route = { kind: "region", region: stateRegion(session), readOnly: true, anywhere: false };
+  const lookup = session.runtime.router.analyze("SELECT 1");
+  if (lookup instanceof PgError) return null;
+  const answer = await collectOnLeg(session, lookup, route, typeNamesSql(types), mode);
+  if (answer instanceof PgError) return null;
+  const names = new Map(answer.rows.map(([oid, typmod, name]) => [`${oid}:${typmod}`, name]));
+  const out: string[] = [];
+  for (const type of types) {
+    const name = names.get(`${type.oid}:${type.typmod}`);
+    if (name === undefined || name === null) return null;
+    out.push(name);
+  }
+  return out;
+}
