@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import { generateStatements } from "./generator.js";
 import { generateGrammarStatements, grammarText } from "./grammar/generate.js";
 import { formatGrammarReport, runGrammar } from "./grammar/run.js";
+import { readStatementFile } from "./grammar/statement-file.js";
 import { startOracleWorld } from "./oracle-world.js";
 import { PROTOCOLS, type Protocol } from "./outcome.js";
 import { formatReport } from "./report.js";
@@ -9,6 +10,7 @@ import { describeFailure, runOracle } from "./run-oracle.js";
 
 const usage = [
   "pnpm --filter @geo/compare-oracle run oracle -- --statements 2000 --seed 1[,2,...] [--start 0] [--shrink 40] [--collation C|icu] [--control] [--verbose] [--print]   (the adversarial grammar generator)",
+  "pnpm --filter @geo/compare-oracle run oracle -- --sql statements.sql [--collation C|icu] [--verbose]   (statements of your own, graded in the grammar world)",
   "pnpm --filter @geo/compare-oracle run oracle -- --families [--count 2000] [--seed 1] [--start 0] [--protocol both|simple|extended] [--shapes] [--verbose]",
 ].join("\n");
 
@@ -39,6 +41,7 @@ async function main(): Promise<number> {
       shrink: { type: "string" },
       control: { type: "boolean", default: false },
       collation: { type: "string" },
+      sql: { type: "string" },
       seed: { type: "string" },
       start: { type: "string" },
       protocol: { type: "string" },
@@ -106,9 +109,12 @@ async function grammarMain(values: {
   shrink?: string;
   control?: boolean;
   collation?: string;
+  sql?: string;
 }): Promise<number> {
-  const count = integer(values.statements, 2000, "statements");
-  const seeds = (values.seed ?? "1").split(",").map((seed) => integer(seed, 1, "seed"));
+  const written = values.sql === undefined ? undefined : readStatementFile(values.sql);
+  const count = written?.length ?? integer(values.statements, 2000, "statements");
+  const seeds =
+    written !== undefined ? [0] : (values.seed ?? "1").split(",").map((seed) => integer(seed, 1, "seed"));
   const start = integer(values.start, 0, "start");
   if (values.print) {
     for (const seed of seeds)
@@ -142,7 +148,8 @@ async function grammarMain(values: {
               intKeys: { reference: world.intKeys!.reference, proxy: world.control.int },
             }
           : world;
-      const report = await runGrammar(generateGrammarStatements(seed, count, start), targets, {
+      const statements = written ?? generateGrammarStatements(seed, count, start);
+      const report = await runGrammar(statements, targets, {
         shrinkLimit: integer(values.shrink, 40, "shrink"),
         otherDatabase: values.control === true,
         onGraded: (statement, grade) => {
