@@ -1,6 +1,8 @@
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateGrammarStatement, generateGrammarStatements, grammarText } from "../src/grammar/generate.js";
 import { formatGrammarReport, gradeGrammar, runGrammar } from "../src/grammar/run.js";
+import { readStatementFile } from "../src/grammar/statement-file.js";
 import { type OracleWorld, startOracleWorld } from "../src/oracle-world.js";
 import { ScriptClient } from "../src/outcome.js";
 
@@ -144,5 +146,16 @@ describe("geoproxy against one PostgreSQL, on adversarial generated statements",
     // Refusing everything would pass a check of wrong answers alone.
     expect(report.agreed, text).toBeGreaterThan(CI_COUNT / 2);
     expect(report.wrong + report.lost.length === 0 ? "" : text).toBe("");
+  });
+
+  it("answers the hand-written corpus exactly (corpus/hand-written.sql)", async () => {
+    const statements = readStatementFile(
+      fileURLToPath(new URL("../corpus/hand-written.sql", import.meta.url)),
+    );
+    const report = await runGrammar(statements, world!, { shrinkLimit: 0 });
+    const text = formatGrammarReport(report, { seed: 0, start: 0 });
+    expect(report.statements, text).toBe(statements.length);
+    expect(report.agreed, text).toBeGreaterThan(statements.length * 0.9);
+    expect(report.wrong + report.lost.length + report.unstable.length === 0 ? "" : text).toBe("");
   });
 });
