@@ -202,9 +202,21 @@ describe("a region whose database has another default collation than the home re
     ).toEqual(["apple", "Banana", "cherry", "Date"]);
   });
 
-  it("still runs a write spanning every region", async () => {
-    const updated = await client.query("UPDATE items SET label = label");
-    expect(updated.rowCount).toBe(8);
+  it("refuses a write spanning it too, and writes nothing anywhere", async () => {
+    // Each region would pick the rows to change by its own order: 'apple' > 'B' in one, not in the other.
+    const error = await failure(client, "UPDATE items SET label = label || '!' WHERE label > 'B'");
+    expect(error.code).toBe("0A000");
+    expect(error.message).toContain('region ap-south\'s database "shop"');
+    const extended = await failure(client, "UPDATE items SET label = label || '!' WHERE label > $1", ["B"]);
+    expect(extended.code).toBe("0A000");
+    expect(
+      await labels(client, "SELECT label FROM items WHERE tenant_id IN ('alice', 'bob') ORDER BY label"),
+    ).toEqual(["Banana", "Date", "apple", "cherry"]);
+  });
+
+  it("still runs a write spanning only regions with the home region's collation", async () => {
+    const updated = await client.query("UPDATE items SET label = label WHERE tenant_id IN ('alice', 'bob')");
+    expect(updated.rowCount).toBe(4);
   });
 
   it("lifts the refusal and clears the alert once the region's database is created again with home's collation", async () => {

@@ -13,6 +13,7 @@ import type { SessionPort } from "../engine/session-port.js";
 import type { StatementMode } from "../engine/statement-mode.js";
 import { inFailedTransaction, internalError } from "../errors/catalog.js";
 import { noteWrite } from "../replicas/replica-read.js";
+import { collationRefusalFor } from "../scatter/scatter-read.js";
 import { copiesEverywhere, oneCopyAnswer } from "./copies.js";
 import { beginDistributedBatch } from "./distributed-batch.js";
 import { collectAnswer, type LegAnswer } from "./leg-statement.js";
@@ -71,6 +72,12 @@ export class DistributedPortal {
       return;
     }
     this.done = true;
+    const differs =
+      this.plan.regions.length > 1 ? await collationRefusalFor(session, this.plan.regions) : null;
+    if (differs !== null) {
+      session.fail(differs, EXTENDED);
+      return;
+    }
     if (session.txn === null) await beginDistributedBatch(session);
     const txn = session.txn!;
     const answers: LegAnswer[] = [];

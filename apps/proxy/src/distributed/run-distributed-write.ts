@@ -5,6 +5,7 @@ import type { SessionPort } from "../engine/session-port.js";
 import type { StatementMode } from "../engine/statement-mode.js";
 import { inFailedTransaction } from "../errors/catalog.js";
 import { noteWrite } from "../replicas/replica-read.js";
+import { collationRefusalFor } from "../scatter/scatter-read.js";
 import type { Transaction } from "../session/transaction.js";
 import { commitAcrossRegions, rollbackAll } from "./commit-across-regions.js";
 import { copiesEverywhere, oneCopyAnswer } from "./copies.js";
@@ -32,6 +33,11 @@ export async function runDistributedWrite(
   }
   await session.quiesceActive();
   await session.relay.idle();
+  const differs = plan.regions.length > 1 ? await collationRefusalFor(session, plan.regions) : null;
+  if (differs !== null) {
+    session.fail(differs, mode);
+    return;
+  }
   const implicit = session.txn === null;
   const txn = session.txn ?? session.block.begin("BEGIN", true, session.settings.snapshot());
   const answers: LegAnswer[] = [];

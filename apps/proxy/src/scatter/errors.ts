@@ -97,7 +97,7 @@ export function databaseCollationDiffers(
 ): PgError {
   return new PgError({
     code: SqlState.feature_not_supported,
-    message: `region ${region}'s database "${database}" has default collation (${collation}), the home region ${home}'s has (${homeCollation}): a statement reading several regions would compare text differently in each`,
+    message: `region ${region}'s database "${database}" has default collation (${collation}), the home region ${home}'s has (${homeCollation}): a statement spanning several regions would compare text differently in each`,
     hint: `Create ${region}'s database with the home region's collation (CREATE DATABASE ... ${homeOptions}) and move its rows there, or constrain the statement to one region with a key or a geo: hint.`,
   });
 }

@@ -368,6 +368,21 @@ function collationRefusal(session: SessionPort, regions: readonly string[]): PgE
 }
 
 /**
+ * A statement spanning `regions` (a write as well as a read): refused when one of their databases
+ * orders text otherwise than home's, after reading what was never read. Each region's part of a
+ * write compares text (WHERE name > 'm', ON CONFLICT, a sub-query) by its own default, so the rows
+ * written would not be the ones one server would pick.
+ */
+export async function collationRefusalFor(
+  session: SessionPort,
+  regions: readonly string[],
+): Promise<PgError | null> {
+  const all = [session.runtime.router.topology.home.id, ...regions];
+  await readCollations(session, all);
+  return collationRefusal(session, all);
+}
+
+/**
  * Reads the collation of each region's database this client's statement uses that was never read
  * or whose server may have changed since (a region that came back): on a pooled connection, so a
  * refusal lifts as soon as the region's database matches again, whatever else ran there.

@@ -161,7 +161,7 @@ export class RegionCollations {
     return this.mismatches().map((m) => ({
       name: "collation_differs",
       subject: `${m.region}/${m.database}`,
-      message: `database "${m.database}" of ${m.region} has default collation (${describeCollation(m.collation)}), database "${m.homeDatabase}" of the home region ${m.home} has (${describeCollation(m.homeCollation)}): reads spanning ${m.region} are refused`,
+      message: `database "${m.database}" of ${m.region} has default collation (${describeCollation(m.collation)}), database "${m.homeDatabase}" of the home region ${m.home} has (${describeCollation(m.homeCollation)}): reads and writes spanning ${m.region} are refused`,
       since: m.since,
     }));
   }
@@ -265,7 +265,7 @@ export class RegionCollations {
           homeDatabase: m.homeDatabase,
           homeCollation: describeCollation(m.homeCollation),
         },
-        `region ${m.region}'s database "${m.database}" has default collation (${describeCollation(m.collation)}), the home region ${m.home}'s "${m.homeDatabase}" has (${describeCollation(m.homeCollation)}): reads spanning ${m.region} are refused until they match`,
+        `region ${m.region}'s database "${m.database}" has default collation (${describeCollation(m.collation)}), the home region ${m.home}'s "${m.homeDatabase}" has (${describeCollation(m.homeCollation)}): reads and writes spanning ${m.region} are refused until they match`,
       );
     }
     for (const key of before) {
