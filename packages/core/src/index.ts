@@ -62,6 +62,7 @@ export {
   refuseReplicatedWriteFromRows,
   refuseReplicatedWriteVolatile,
   refuseResidency,
+  refuseSequenceIds,
   refuseSingleCopyWriteAcrossRegions,
   refuseUncombinable,
   refuseUnknownRegionHint,

@@ -2,6 +2,7 @@ import type {
   Analysis,
   BlockRole,
   CrossJoin,
+  IdColumn,
   InsertRows,
   KeyConstraint,
   KeyLink,
@@ -71,6 +72,7 @@ export function analysis(spec: {
   volatileFunctions?: string[];
   writingCte?: boolean;
   command?: string;
+  idColumns?: IdColumn[];
 }): Analysis {
   const kind = spec.kind ?? "select";
   const tables: TableRef[] = (spec.tables ?? []).map((table) => ({
@@ -101,6 +103,7 @@ export function analysis(spec: {
   const readOnly = spec.readOnly ?? kind === "select";
   return {
     text: spec.text ?? `<${kind}>`,
+    ...(spec.idColumns === undefined ? {} : { idColumns: spec.idColumns }),
     kind,
     command: spec.command ?? kind.toUpperCase(),
     readOnly,

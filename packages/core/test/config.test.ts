@@ -165,6 +165,21 @@ region = "eu-central"
     expect(error.detail).toMatch(/does not apply to global_replicated/);
   });
 
+  it('reads ids = "striped" on a geo-partitioned table and refuses it elsewhere or misspelt', () => {
+    const config = parseConfig(
+      `${REGIONS}\n[[tables]]\ntable = "t"\nplacement = "geo_partitioned"\nkey = "k"\nids = "striped"\n`,
+    );
+    expect(config.tables[0]).toMatchObject({ table: "t", ids: "striped" });
+    const replicated = configError(
+      `${REGIONS}\n[[tables]]\ntable = "c"\nplacement = "global_replicated"\nids = "striped"\n`,
+    );
+    expect(replicated.path).toBe("tables[0].ids");
+    const misspelt = configError(
+      `${REGIONS}\n[[tables]]\ntable = "t"\nplacement = "geo_partitioned"\nkey = "k"\nids = "stripe"\n`,
+    );
+    expect(misspelt.choices).toEqual(["refuse", "striped"]);
+  });
+
   it("refuses strict residency on a replicated table", () => {
     const error = configError(
       `${REGIONS}\n[[tables]]\ntable = "c"\nplacement = "global_replicated"\nresidency = "strict"\n`,

@@ -558,6 +558,56 @@ describe("planner rules", () => {
   });
 });
 
+describe("ids from sequences", () => {
+  const striped = Topology.fromConfig(
+    parseConfig(
+      `${TOPOLOGY_TOML}\n[[tables]]\ntable = "tickets"\nplacement = "geo_partitioned"\nkey = "tenant_id"\nids = "striped"\n`,
+    ),
+  );
+  const ddl = (
+    table: string,
+    kind: "serial" | "identity" | "nextval",
+    text = `ALTER TABLE ${table} ADD COLUMN n serial`,
+  ) =>
+    analysis({
+      kind: "ddl",
+      text,
+      tables: [{ name: table, access: "write" }],
+      idColumns: [{ schema: undefined, table, column: "n", kind }],
+    });
+
+  it("refuses DDL giving a geo-partitioned table's column ids from a sequence, naming the column and the fix", () => {
+    for (const kind of ["serial", "identity", "nextval"] as const) {
+      const decided = plan(ddl("orders", kind), context);
+      expect(refusalOf(decided), kind).toBe("sequence-ids-across-regions");
+      if (decided.kind === "refused") {
+        expect(decided.refusal.reason).toContain("orders.n");
+        expect(decided.refusal.hint).toContain('ids = "striped"');
+      }
+    }
+  });
+
+  it("runs it on replicated and pinned tables, which take ids from one sequence", () => {
+    expect(plan(ddl("currencies", "serial"), context).kind).toBe("distributed-write");
+    expect(plan(ddl("eu_audit", "identity"), context).kind).toBe("single");
+  });
+
+  it("gives each region of a striped table its own stripe, by its place in the configuration", () => {
+    const decided = plan(ddl("tickets", "serial"), { topology: striped, directory });
+    expect(decided.kind).toBe("distributed-write");
+    if (decided.kind !== "distributed-write") return;
+    const stripe = (region: string) => decided.statements.find((s) => s.region === region)?.sql ?? "";
+    expect(stripe("eu-west")).toMatch(/^ALTER TABLE tickets ADD COLUMN n serial; DO \$geo_ids\$/);
+    expect(stripe("eu-west")).toContain(`pg_get_serial_sequence('"tickets"', 'n'), 3, 1, 1)`);
+    expect(stripe("us-east")).toContain("'n'), 3, 2, 2)");
+    expect(stripe("ap-south")).toContain("'n'), 3, 3, 3)");
+    // A nextval default names a sequence that may be shared: refused even when striped.
+    expect(refusalOf(plan(ddl("tickets", "nextval"), { topology: striped, directory }))).toBe(
+      "sequence-ids-across-regions",
+    );
+  });
+});
+
 describe("placement property", () => {
   type Predicate =
     | { op: "eq"; key: string }

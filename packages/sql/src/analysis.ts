@@ -1,3 +1,4 @@
+import type { IdColumn } from "./id-columns.js";
 /**
  * The public shape of a statement analysis. Everything here is plain data except the two lazily
  * built parts (`merge` and `insert.split`), which need the statement's own parse tree and are only
@@ -547,6 +548,8 @@ export interface Analysis {
   readonly mergeActions?: readonly ("update" | "delete" | "insert" | "nothing")[];
   /** A maintenance command, run in each region that holds its tables (see `Maintenance`). */
   readonly maintenance?: Maintenance;
+  /** DDL: the columns it gives ids from a sequence (serial, identity, nextval); read on first use. */
+  readonly idColumns?: readonly IdColumn[];
   /**
    * The text could not be parsed but a `region=` hint sends it somewhere anyway: treat it as a write
    * that may touch any geo-partitioned table.

@@ -64,6 +64,7 @@ export { SQL_ERROR_CODES, SqlAnalysisError, VALID_HINT_FORMS } from "./errors.js
 export const packageName = "@geo/sql";
 export { RewriteMismatch } from "./deparse.js";
 export { BINARY_SCALAR_NAMES } from "./home-relation.js";
+export { type IdColumn, idColumns } from "./id-columns.js";
 export { insertColumnCount, insertWithColumns } from "./insert-columns.js";
 export { preparedStatementText } from "./prepared-text.js";
 export {

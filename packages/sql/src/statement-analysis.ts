@@ -20,6 +20,7 @@ import type {
 } from "./analysis.js";
 import type { AnalysisCore, InsertCore } from "./classify.js";
 import { RewriteMismatch } from "./deparse.js";
+import { type IdColumn, idColumns } from "./id-columns.js";
 import { splitInsert } from "./insert-split.js";
 import { planGather, planMerge } from "./merge-plan.js";
 
@@ -50,6 +51,7 @@ export class StatementAnalysis implements Analysis {
   readonly unparsed?: boolean;
   readonly #schema: SchemaInfo;
   #merge: MergePlan | undefined;
+  #idColumns: readonly IdColumn[] | undefined;
   #gather: GatherPlan | RefusedPlan | undefined;
 
   constructor(
@@ -102,6 +104,11 @@ export class StatementAnalysis implements Analysis {
   get merge(): MergePlan {
     this.#merge ??= orRefused(() => planMerge(this, this.#schema));
     return this.#merge;
+  }
+
+  get idColumns(): readonly IdColumn[] {
+    this.#idColumns ??= this.kind === "ddl" ? idColumns(this.text) : [];
+    return this.#idColumns;
   }
 
   get gather(): GatherPlan | RefusedPlan {

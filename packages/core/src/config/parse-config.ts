@@ -190,7 +190,7 @@ function readRegions(root: FieldReader): RegionConfig[] {
 function readTables(root: FieldReader, regionIds: readonly string[]): TablePolicy[] {
   const seen = new Set<string>();
   return root.tables("tables").map((reader) => {
-    reader.onlyKnown(["table", "placement", "key", "writer", "region", "residency"]);
+    reader.onlyKnown(["table", "placement", "key", "writer", "region", "residency", "ids"]);
     const table = reader.requiredString("table");
     if (!/^[^.\s]+(\.[^.\s]+)?$/.test(table)) {
       reader.fail("invalid_value", "table", `${JSON.stringify(table)} is not a table name or schema.table`);
@@ -203,9 +203,12 @@ function readTables(root: FieldReader, regionIds: readonly string[]): TablePolic
 }
 
 type PolicyBody =
-  | { placement: "geo_partitioned"; key: string; residency: "none" | "strict" }
+  | { placement: "geo_partitioned"; key: string; residency: "none" | "strict"; ids?: "striped" }
   | { placement: "global_replicated"; writer?: string; residency: "none" }
   | { placement: "pinned"; region: string; residency: "none" | "strict" };
+
+/** How a geo-partitioned table's sequences hand out ids (docs/ids.md). */
+const ID_CHOICES = ["refuse", "striped"] as const;
 
 function readPolicy(reader: FieldReader, regionIds: readonly string[]): PolicyBody {
   const placement = reader.choice("placement", PLACEMENTS);
@@ -215,11 +218,15 @@ function readPolicy(reader: FieldReader, regionIds: readonly string[]): PolicyBo
     if (reader.has(field)) reader.fail("unknown_field", field, `does not apply to ${placement}: ${why}`);
   };
   switch (placement) {
-    case "geo_partitioned":
+    case "geo_partitioned": {
       forbid("writer", "a geo-partitioned row is written where its key lives");
       forbid("region", "a geo-partitioned row lives where its key lives");
-      return { placement, key: reader.requiredString("key"), residency };
+      const ids = reader.choice("ids", ID_CHOICES, "refuse");
+      const key = reader.requiredString("key");
+      return ids === "striped" ? { placement, key, residency, ids } : { placement, key, residency };
+    }
     case "global_replicated": {
+      forbid("ids", "each copy's sequence is the same sequence replicated or written everywhere alike");
       forbid("key", "a replicated table is not partitioned");
       forbid(
         "region",
@@ -234,6 +241,7 @@ function readPolicy(reader: FieldReader, regionIds: readonly string[]): PolicyBo
         : { placement, writer, residency: "none" };
     }
     case "pinned": {
+      forbid("ids", "a pinned table's ids come from one region's sequence");
       forbid("key", "a pinned table lives whole in one region");
       forbid("writer", "a pinned table is written in its region");
       const region = reader.choice("region", regionIds);

@@ -42,6 +42,12 @@ export type TablePolicy =
       readonly placement: "geo_partitioned";
       readonly key: string;
       readonly residency: Residency;
+      /**
+       * `striped`: sequences (serial, identity) of the table's columns hand out ids in a stripe of
+       * their own in each region (docs/ids.md); absent, DDL that would give a column ids from a
+       * sequence is refused, since each region's sequence would hand out the same ids.
+       */
+      readonly ids?: "striped";
     }
   | {
       readonly table: string;

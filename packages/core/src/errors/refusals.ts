@@ -19,6 +19,7 @@ export const REFUSAL_CODES = [
   "explain-across-regions",
   "writing-cte-across-regions",
   "single-copy-write-across-regions",
+  "sequence-ids-across-regions",
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 
@@ -42,6 +43,16 @@ function list(items: readonly string[]): string {
 
 function refusal(code: RefusalCode, sqlstate: string, reason: string, hint: string): Refusal {
   return { code, sqlstate, reason, hint };
+}
+
+/** DDL giving a geo-partitioned table's column ids from a sequence, which every region has its own copy of. */
+export function refuseSequenceIds(table: string, column: string, kind: string): Refusal {
+  return refusal(
+    "sequence-ids-across-regions",
+    FEATURE_NOT_SUPPORTED,
+    `column ${table}.${column} would take ids from a sequence (${kind}), and each region has its own copy of it: two regions would hand out the same ids`,
+    `use uuid ids (DEFAULT gen_random_uuid()) or ids made with the key, or set ids = "striped" on the [[tables]] entry for ${table} so each region's sequence hands out its own stripe (docs/ids.md)`,
+  );
 }
 
 /** A table the configuration does not place, with no default placement configured. */

@@ -12,6 +12,7 @@ import {
   refuseReplicatedWriteFromRows,
   refuseReplicatedWriteVolatile,
   refuseResidency,
+  refuseSequenceIds,
   refuseSingleCopyWriteAcrossRegions,
   refuseUncombinable,
   refuseUnknownRegionHint,
@@ -54,6 +55,13 @@ type Resolved =
       readonly strict: boolean;
       readonly name: string;
     };
+
+/** A column whose sequence this DDL gives each region's stripe. */
+interface StripedColumn {
+  readonly schema: string | undefined;
+  readonly table: string;
+  readonly column: string;
+}
 
 const CATALOG_SCHEMAS = new Set(["pg_catalog", "information_schema"]);
 const DEFER = -1;
@@ -147,6 +155,7 @@ class Planning {
   private readonly topology: Topology;
   private readonly refs: readonly TableRef[];
   private readonly resolved: Resolved[] = [];
+  private stripes: readonly StripedColumn[] = [];
   private readonly missingParams: number[] = [];
   private readonly access: AccessMode;
 
@@ -179,6 +188,11 @@ class Planning {
       this.resolved.push(resolved);
     }
     if (analysis.maintenance !== undefined) return this.planMaintenance(analysis.maintenance);
+    if (analysis.kind === "ddl" && topology.regions.length > 1) {
+      const ids = this.sequenceIds();
+      if ("refusal" in ids) return refused(ids.refusal);
+      this.stripes = ids.stripes;
+    }
     if (this.refs.length === 0) {
       if (analysis.kind === "ddl" && changesEverySchema(analysis) && topology.regions.length > 1) {
         // A function, type, view, index, schema or grant every region's statements may use:
@@ -307,6 +321,47 @@ class Planning {
 
   private single(region: RegionId): Plan {
     return { kind: "single", region, access: this.access, sql: this.analysis.text };
+  }
+
+  /**
+   * The columns this DDL gives ids from a sequence on a geo-partitioned table: refused unless the
+   * table's ids are striped, then each region's statement restripes them (`withStripes`).
+   */
+  private sequenceIds(): { readonly refusal: Refusal } | { readonly stripes: StripedColumn[] } {
+    const stripes: StripedColumn[] = [];
+    for (const id of this.analysis.idColumns ?? []) {
+      const index = this.refs.findIndex((ref) => ref.name === id.table && ref.schema === id.schema);
+      const resolved = this.resolved[index];
+      if (resolved?.placement !== "geo_partitioned") continue;
+      const table = id.schema === undefined ? id.table : `${id.schema}.${id.table}`;
+      if (resolved.policy.ids !== "striped" || id.kind === "nextval")
+        return {
+          refusal: refuseSequenceIds(table, id.column, id.kind === "nextval" ? "DEFAULT nextval" : id.kind),
+        };
+      stripes.push({ schema: id.schema, table: id.table, column: id.column });
+    }
+    return { stripes };
+  }
+
+  /**
+   * The DDL for one region, followed by what gives its new sequences that region's stripe: ids
+   * from the region's position among [[topology.regions]] (1, 2, 3, ...), stepping by their number,
+   * so no two regions, and no key moved between them, ever share an id.
+   */
+  private withStripes(sql: string, region: RegionId): string {
+    if (this.stripes.length === 0) return sql;
+    // The configuration's order, not the sorted ids: a region listed last keeps the others' stripes.
+    const ids = this.topology.regions.map((r) => r.id);
+    const start = ids.indexOf(region) + 1;
+    const statements = this.stripes.map((stripe) => {
+      const table = [stripe.schema, stripe.table]
+        .filter((part): part is string => part !== undefined)
+        .map((part) => `"${part.replace(/"/g, '""')}"`)
+        .join(".");
+      const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
+      return `DO $geo_ids$ BEGIN EXECUTE pg_catalog.format('ALTER SEQUENCE %s INCREMENT BY %s START WITH %s RESTART WITH %s', pg_catalog.pg_get_serial_sequence(${literal(table)}, ${literal(stripe.column)}), ${ids.length}, ${start}, ${start}); END $geo_ids$`;
+    });
+    return [sql, ...statements].join("; ");
   }
 
   private resolve(ref: TableRef): Resolved | undefined {
@@ -576,7 +631,7 @@ class Planning {
     const { analysis, topology } = this;
     const insert = analysis.insert;
     if (insert === undefined || insertRows === undefined) {
-      return regions.map((region) => ({ region, sql: analysis.text }));
+      return regions.map((region) => ({ region, sql: this.withStripes(analysis.text, region) }));
     }
     return regions.map((region) => {
       const bit = topology.maskOf(region);
@@ -616,7 +671,7 @@ class Planning {
         return {
           kind: "distributed-write",
           regions,
-          statements: regions.map((region) => ({ region, sql: analysis.text })),
+          statements: regions.map((region) => ({ region, sql: this.withStripes(analysis.text, region) })),
           commit: "two-phase",
         };
       default:
