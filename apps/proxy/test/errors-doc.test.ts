@@ -80,6 +80,7 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
   "core.refuseExplainAcrossRegions": [[["eu", "us"]]],
   "core.refuseWritingCteAcrossRegions": [["orders", ["eu", "us"]]],
   "core.refuseSingleCopyWriteAcrossRegions": [["audit", "eu", ["eu", "us"]]],
+  "core.refuseSequenceIds": [["orders", "id", "serial"]],
   // @geo/pool
   "pool.backendConnectFailed": [[addr, new Error("connect ECONNREFUSED")]],
   "pool.backendConnectTimeout": [[addr, 5000]],
