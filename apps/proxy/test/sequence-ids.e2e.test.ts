@@ -1,5 +1,7 @@
+import { MemoryDirectory } from "@geo/core";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startProxy } from "../src/index.js";
 import { type RealRegions, startRealRegions } from "./support/real-regions.js";
 
 // Sequences are each server's own: a serial or identity column of a geo-partitioned table would
@@ -16,6 +18,17 @@ ids = "striped"
 table = "notes"
 placement = "geo_partitioned"
 key = "tenant_id"
+
+[[tables]]
+table = "legacy"
+placement = "geo_partitioned"
+key = "tenant_id"
+
+[[tables]]
+table = "restriped"
+placement = "geo_partitioned"
+key = "tenant_id"
+ids = "striped"
 `;
 
 let regions: RealRegions;
@@ -23,7 +36,12 @@ let client: pg.Client;
 
 beforeAll(async () => {
   regions = await startRealRegions(EXTRA);
-  client = new pg.Client({ host: "127.0.0.1", port: regions.proxy.port, user: "postgres", database: "postgres" });
+  client = new pg.Client({
+    host: "127.0.0.1",
+    port: regions.proxy.port,
+    user: "postgres",
+    database: "postgres",
+  });
   await client.connect();
 });
 afterAll(async () => {
@@ -42,15 +60,20 @@ async function tableInRegions(table: string): Promise<number[]> {
   return Promise.all(
     (["eu-west", "us-east", "ap-south"] as const).map(
       async (region) =>
-        (await regions.direct[region].query("SELECT count(*)::int AS n FROM pg_class WHERE relname = $1", [table]))
-          .rows[0].n as number,
+        (
+          await regions.direct[region].query("SELECT count(*)::int AS n FROM pg_class WHERE relname = $1", [
+            table,
+          ])
+        ).rows[0].n as number,
     ),
   );
 }
 
 describe("ids from sequences on geo-partitioned tables", () => {
   it("refuses a serial column of a table whose ids are not striped, and creates it nowhere", async () => {
-    const error = await failure("CREATE TABLE notes (tenant_id text NOT NULL, id bigserial, body text, PRIMARY KEY (tenant_id, id))");
+    const error = await failure(
+      "CREATE TABLE notes (tenant_id text NOT NULL, id bigserial, body text, PRIMARY KEY (tenant_id, id))",
+    );
     expect(error.code).toBe("0A000");
     expect(error.message).toContain("notes.id");
     expect(error.hint).toContain('ids = "striped"');
@@ -84,7 +107,10 @@ describe("ids from sequences on geo-partitioned tables", () => {
     expect(await tableInRegions("tickets")).toEqual([1, 1, 1]);
     const made: { tenant_id: string; id: string; n: number }[] = [];
     for (const tenant of ["alice", "bob", "chandra", "alice", "bob", "chandra", "alice"]) {
-      const inserted = await client.query("INSERT INTO tickets (tenant_id) VALUES ($1) RETURNING tenant_id, id, n", [tenant]);
+      const inserted = await client.query(
+        "INSERT INTO tickets (tenant_id) VALUES ($1) RETURNING tenant_id, id, n",
+        [tenant],
+      );
       made.push(inserted.rows[0]);
     }
     // eu-west, us-east and ap-south are regions 1, 2 and 3 of 3.
@@ -105,5 +131,47 @@ describe("ids from sequences on geo-partitioned tables", () => {
       { step: 3, start: 3 },
     ]);
     await client.query("DROP TABLE tickets");
+  });
+
+  it("raises sequence_ids_collide at start for sequences made on the servers: unstriped, or striped wrongly", async () => {
+    for (const region of ["eu-west", "us-east", "ap-south"] as const) {
+      await regions.direct[region].query(
+        "CREATE TABLE legacy (tenant_id text, id bigserial); CREATE TABLE restriped (tenant_id text, id int GENERATED ALWAYS AS IDENTITY (INCREMENT BY 3 START WITH 2))",
+      );
+    }
+    const config = regions.proxy.runtime.config;
+    const second = await startProxy({
+      config: { ...config, server: { ...config.server, node: "sequence-check" } },
+      directory: new MemoryDirectory([]),
+      logLevel: "silent",
+      port: 0,
+      shutdownTimeoutMs: 500,
+    });
+    const other = new pg.Client({
+      host: "127.0.0.1",
+      port: second.port,
+      user: "postgres",
+      database: "postgres",
+    });
+    await other.connect();
+    try {
+      const alerts = await other.query("SHOW ALERTS");
+      const subjects = alerts.rows
+        .filter((row) => row.name === "sequence_ids_collide")
+        .map((row) => row.subject);
+      // legacy everywhere; restriped's "2, step 3" is right for us-east (second region) only.
+      expect(subjects).toEqual([
+        "ap-south/legacy.id",
+        "ap-south/restriped.id",
+        "eu-west/legacy.id",
+        "eu-west/restriped.id",
+        "us-east/legacy.id",
+      ]);
+    } finally {
+      await other.end();
+      await second.close();
+      for (const region of ["eu-west", "us-east", "ap-south"] as const)
+        await regions.direct[region].query("DROP TABLE legacy, restriped");
+    }
   });
 });

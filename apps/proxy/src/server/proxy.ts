@@ -32,6 +32,7 @@ import { LateRegions } from "./late-regions.js";
 import { refuseSocket } from "./refuse-socket.js";
 import { RegionCollations } from "./region-collations.js";
 import type { ProxyRuntime } from "./runtime.js";
+import { SequenceIds } from "./sequence-ids.js";
 import { probeRegions, startRefusal } from "./start-probes.js";
 import { StartupError } from "./startup-error.js";
 
@@ -136,6 +137,9 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   const reachable = probes.filter((probe) => probe.error === null).map((probe) => probe.region);
   // With replicas listed, one monitor probes every backend before the first client is served, and
   // the admin port shows what it probes (no second set of probes).
+  // Serial and identity columns of geo-partitioned tables, whose ids would collide (docs/ids.md).
+  const sequenceIds = new SequenceIds(topology, pools, log);
+  await sequenceIds.check(reachable, config.pool.connectTimeoutMs);
   const replicas = ReplicaService.create(config, topology, security.connect);
   await replicas?.start();
   const observability = await Observability.start({
@@ -148,7 +152,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     plan: (analysis, params) => router.plan(analysis, params),
     ...(replicas === undefined ? {} : { health: replicas.health }),
     downAtStart: down.map((probe) => ({ region: probe.region, reason: probe.error ?? "unreachable" })),
-    facts: () => collations.facts(),
+    facts: () => [...collations.facts(), ...sequenceIds.facts()],
   }).catch(async (error: unknown) => {
     await replicas?.close(0);
     await pools.close(0);
