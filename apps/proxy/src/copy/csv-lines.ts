@@ -1,5 +1,6 @@
 import type { CopyFormatSpec } from "./copy-format.js";
-import type { KeyField, LineFormat } from "./line-reader.js";
+import type { LineFormat } from "./line-reader.js";
+import type { KeyField } from "./row-reader.js";
 
 const LF = 0x0a;
 

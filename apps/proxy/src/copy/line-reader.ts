@@ -1,6 +1,8 @@
 import type { CopyFormatSpec } from "./copy-format.js";
 import { type KeyField, type RowFault, type RowHandler, type RowReader, rowTooLong } from "./row-reader.js";
 
+export type { KeyField } from "./row-reader.js";
+
 const LF = 0x0a;
 const CR = 0x0d;
 const BACKSLASH = 0x5c;

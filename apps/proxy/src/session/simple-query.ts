@@ -8,6 +8,7 @@ import {
   protocolViolation,
 } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
+import { runCopyFromStdin } from "../copy/copy-in.js";
 import { commitAcrossRegions } from "../distributed/commit-across-regions.js";
 import { readYourWrites } from "../distributed/read-your-writes.js";
 import type { SessionPort } from "../engine/session-port.js";
@@ -113,6 +114,8 @@ async function runAdmitted(
 ): Promise<void> {
   if (session.refuseInFailedBlock(analysis, mode)) return;
   const route = session.runtime.router.route(analysis, undefined, session.searchPath());
+  // COPY FROM STDIN whose rows belong in several regions: the proxy splits the rows itself.
+  if (isCopyAcrossRegions(route) && (await runCopyFromStdin(session, analysis, mode))) return;
   session.observed.routed(route);
   if (route.kind === "local") {
     switch (route.what) {
@@ -301,5 +304,12 @@ function deallocatesProtocolStatement(session: SessionPort, analysis: Analysis):
       effect.kind === "deallocate" &&
       effect.name !== undefined &&
       session.extended.holdsStatement(effect.name),
+  );
+}
+
+function isCopyAcrossRegions(route: Route): boolean {
+  return (
+    route.kind === "error" &&
+    (route.refusal === "copy-from-across-regions" || route.refusal === "copy-across-regions")
   );
 }
