@@ -9,6 +9,7 @@ import {
 } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
 import { runCopyFromStdin } from "../copy/copy-in.js";
+import { runCopyToStdout } from "../copy/copy-out.js";
 import { commitAcrossRegions } from "../distributed/commit-across-regions.js";
 import { readYourWrites } from "../distributed/read-your-writes.js";
 import type { SessionPort } from "../engine/session-port.js";
@@ -114,8 +115,13 @@ async function runAdmitted(
 ): Promise<void> {
   if (session.refuseInFailedBlock(analysis, mode)) return;
   const route = session.runtime.router.route(analysis, undefined, session.searchPath());
-  // COPY FROM STDIN whose rows belong in several regions: the proxy splits the rows itself.
-  if (isCopyAcrossRegions(route) && (await runCopyFromStdin(session, analysis, mode))) return;
+  // COPY whose rows live in several regions: the proxy splits COPY FROM STDIN's rows itself,
+  // and answers COPY TO STDOUT as the SELECT it stands for is answered across regions.
+  if (
+    isCopyAcrossRegions(route) &&
+    ((await runCopyFromStdin(session, analysis, mode)) || (await runCopyToStdout(session, analysis, mode)))
+  )
+    return;
   session.observed.routed(route);
   if (route.kind === "local") {
     switch (route.what) {
