@@ -1,8 +1,9 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { encodeCopyData, encodeCopyDone, encodeCopyFail, encodeQuery } from "@geo/proto";
+import { encodeCancelRequest, encodeCopyData, encodeCopyDone, encodeCopyFail, encodeQuery } from "@geo/proto";
 import { findPostgresBinaries, type RawClient } from "@geo/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REGIONS, type RegionName } from "./support/fake-regions.js";
@@ -334,6 +335,35 @@ describe("COPY FROM STDIN across regions", () => {
       "us-east": ["bob:110", "jamal:110"],
       "ap-south": [],
     });
+  });
+
+  it("passes on a region's refusal of the statement itself, before any data", async () => {
+    // PostgreSQL's own refusal (a delimiter must be one byte: 0A000), from every region alike.
+    const { expected, got } = await bothCopy("COPY loads FROM STDIN WITH (FORMAT csv, DELIMITER 'ab')", []);
+    expect(got).toEqual(expected);
+    expect(got[0]).toBe("ErrorResponse 0A000");
+  });
+
+  it("stops the COPY in every region on a CancelRequest and loads nothing", async () => {
+    const client = pair.proxied;
+    client.send(encodeQuery({ sql: "COPY loads (tenant_id, id) FROM STDIN" }));
+    expect(describeMessage(await client.next())).toBe("CopyInResponse");
+    client.send(encodeCopyData({ data: Buffer.from("alice\t113\nbob\t113\n") }));
+    await new Promise<void>((resolve) => {
+      const socket = connect(regions.proxy.port, "127.0.0.1", () => {
+        socket.end(encodeCancelRequest({ processId: client.processId, secretKey: client.secretKey }));
+      });
+      socket.on("close", () => resolve());
+      socket.on("error", () => resolve());
+    });
+    const answer = await exchange(client, Buffer.alloc(0));
+    expect(answer).toEqual(["ErrorResponse 57014", "ReadyForQuery I"]);
+    // What the client still sends of the COPY is dropped, as PostgreSQL drops it.
+    expect(
+      await exchange(client, Buffer.concat([encodeCopyDone(), encodeQuery({ sql: "SELECT 1" })])),
+    ).toEqual(["RowDescription ?column?:23", 'DataRow ["1"]', "CommandComplete SELECT 1", "ReadyForQuery I"]);
+    expect(await held("113")).toEqual({ "eu-west": [], "us-east": [], "ap-south": [] });
+    expect(await preparedEverywhere()).toBe(0);
   });
 
   it("refuses a column list without the key", async () => {

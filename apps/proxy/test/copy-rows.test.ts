@@ -141,6 +141,15 @@ describe("CSV rows", () => {
     ]);
   });
 
+  it("reads an unquoted NULL marker as text in a FORCE_NOT_NULL column", () => {
+    const input = Buffer.from(',1\n"",2\n');
+    const read = expectEverySplit(
+      lineReader("COPY t FROM STDIN WITH (FORMAT csv, FORCE_NOT_NULL (k))", 0),
+      input,
+    );
+    expect(read.rows.map((row) => row.key)).toEqual(["", ""]);
+  });
+
   it("names the line of an unterminated quote and of a missing key field", () => {
     const open = expectEverySplit(lineReader("COPY t FROM STDIN (FORMAT csv)", 1), Buffer.from('1,a\n2,"b'));
     expect(open.fault).toEqual({ line: 2, reason: "format", message: "unterminated CSV quoted field" });

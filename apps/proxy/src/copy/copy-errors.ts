@@ -71,3 +71,12 @@ export function copyTableUnreadable(table: string): PgError {
     hint: "Check that the table exists under the session's search_path, or qualify its name.",
   });
 }
+
+/** A CancelRequest (or the client leaving) stopped a COPY split across regions: nothing was loaded. */
+export function copyCancelled(): PgError {
+  return new PgError({
+    code: SqlState.query_canceled,
+    message: "canceling statement due to user request",
+    hint: "The COPY was stopped in every region and nothing was loaded; run it again to load the rows.",
+  });
+}

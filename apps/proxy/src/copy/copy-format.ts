@@ -17,12 +17,13 @@ export interface CopyFormatSpec {
   readonly header: boolean;
   /** CSV: a quoted field equal to the NULL marker is NULL in this column (FORCE_NULL). */
   readonly forceNull: (column: string) => boolean;
+  /** CSV: an unquoted field equal to the NULL marker is that text in this column (FORCE_NOT_NULL). */
+  readonly forceNotNull: (column: string) => boolean;
 }
 
 export function copyFormatSpec(options: CopyOptions): CopyFormatSpec {
   const csv = options.format === "csv";
   const quote = byteOf(options.quote, 0x22);
-  const forceNull = options.forceNull;
   return {
     format: options.format,
     delimiter: byteOf(options.delimiter, csv ? 0x2c : 0x09),
@@ -30,13 +31,15 @@ export function copyFormatSpec(options: CopyOptions): CopyFormatSpec {
     quote,
     escape: byteOf(options.escape, quote),
     header: options.header !== undefined && options.header !== false,
-    forceNull:
-      forceNull === undefined
-        ? () => false
-        : forceNull === "*"
-          ? () => true
-          : (column) => forceNull.includes(column),
+    forceNull: columnTest(options.forceNull),
+    forceNotNull: columnTest(options.forceNotNull),
   };
+}
+
+function columnTest(columns: readonly string[] | "*" | undefined): (column: string) => boolean {
+  if (columns === undefined) return () => false;
+  if (columns === "*") return () => true;
+  return (column) => columns.includes(column);
 }
 
 function byteOf(value: string | undefined, fallback: number): number {

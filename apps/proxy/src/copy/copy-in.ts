@@ -164,9 +164,13 @@ async function runSplit(
         maxRow,
       );
   for (const copy of copies) copy.onFailed = (failed) => split.regionFailed(failed);
-  void session.closed.then(() => split.clientGone());
+  // A CancelRequest stops the COPY everywhere; so does the client leaving (the session runs its
+  // cancel hooks when it closes).
+  const cancel = (): void => split.cancel();
+  session.cancelHooks.add(cancel);
   session.client.copyFrom(split);
   const outcome = await split.outcome;
+  session.cancelHooks.delete(cancel);
   session.client.copyEnded(split);
 
   failure = await endRegionCopies(copies, split, outcome, topology);

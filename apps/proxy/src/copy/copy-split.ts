@@ -2,7 +2,7 @@ import { canonicalKey, type Directory, shardFor, type Topology } from "@geo/core
 import { decodeCopyFail, type Frame, FrontendCode, isProtocolFault, type PgError } from "@geo/proto";
 import type { CopySink } from "../wire/client-connection.js";
 import { CopyDataBatch } from "./copy-data-batch.js";
-import { copyRowElsewhere, copyRowUnroutable } from "./copy-errors.js";
+import { copyCancelled, copyRowElsewhere, copyRowUnroutable } from "./copy-errors.js";
 import type { RegionCopy } from "./region-copy.js";
 import { type KeyField, nullKey, type RowFault, type RowHandler, type RowReader } from "./row-reader.js";
 
@@ -98,9 +98,9 @@ export class CopySplit implements CopySink, RowHandler {
     this.end({ kind: "failed", error: copy.error, region: copy });
   }
 
-  /** The client is gone: whatever it sent is abandoned. */
-  clientGone(): void {
-    this.end({ kind: "client-failed", message: "the client disconnected" });
+  /** A CancelRequest, or the client left: whatever it sent is abandoned. */
+  cancel(): void {
+    this.end({ kind: "failed", error: copyCancelled() });
   }
 
   prefix(bytes: Buffer): void {

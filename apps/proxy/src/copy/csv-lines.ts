@@ -82,7 +82,10 @@ export class CsvLines implements LineFormat {
       }
       if (value !== null) {
         const raw = bytes.subarray(fieldStart, i);
-        if (!sawQuote && raw.equals(nullMarker)) return null;
+        const column = this.keyColumn;
+        if (!sawQuote && raw.equals(nullMarker) && (column === null || !this.spec.forceNotNull(column))) {
+          return null;
+        }
         const text = Buffer.from(value);
         if (
           sawQuote &&
