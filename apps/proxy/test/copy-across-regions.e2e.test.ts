@@ -23,7 +23,8 @@ CREATE TABLE loads (
   PRIMARY KEY (tenant_id, id)
 );
 CREATE TABLE codes (code text PRIMARY KEY, label text);
-CREATE TABLE priced (tenant_id numeric PRIMARY KEY, label text);`;
+CREATE TABLE priced (tenant_id numeric PRIMARY KEY, label text);
+CREATE TABLE counters (k int8 PRIMARY KEY, v text);`;
 
 const TOML = `
 [[tables]]
@@ -35,6 +36,11 @@ key = "tenant_id"
 table = "priced"
 placement = "geo_partitioned"
 key = "tenant_id"
+
+[[tables]]
+table = "counters"
+placement = "geo_partitioned"
+key = "k"
 
 [[tables]]
 table = "codes"
@@ -202,6 +208,50 @@ describe("COPY FROM STDIN across regions", () => {
       "ap-south": ["hiro:103"],
     });
     await same("SELECT tenant_id, note, qty, tag FROM loads WHERE id = 103 ORDER BY tenant_id");
+  });
+
+  it("routes binary rows keyed by int8 as INSERT routes the same keys", async () => {
+    const parts: Buffer[] = [Buffer.from("PGCOPY\n\xff\r\n\0", "latin1"), Buffer.alloc(8)];
+    const keys = [1n, 2n, 3n, 42n, -9n, 9_000_000_000n];
+    for (const key of keys) {
+      parts.push(Buffer.from([0, 2, 0, 0, 0, 8]));
+      const int8 = Buffer.alloc(8);
+      int8.writeBigInt64BE(key);
+      parts.push(int8, Buffer.from([0, 0, 0, 1]), Buffer.from("b"));
+    }
+    parts.push(Buffer.from([0xff, 0xff]));
+    const lines = await copyIn(
+      pair.proxied,
+      "COPY counters FROM STDIN (FORMAT binary)",
+      pieces(Buffer.concat(parts), 5),
+    );
+    expect(lines).toEqual(["CopyInResponse", "CommandComplete COPY 6", "ReadyForQuery I"]);
+    for (const key of keys) {
+      // Where INSERT would have put it: a keyed read goes to that one region and finds the row.
+      const found = await exchange(
+        pair.proxied,
+        encodeQuery({ sql: `SELECT v FROM counters WHERE k = ${key}` }),
+      );
+      expect(found, String(key)).toContain('DataRow ["b"]');
+      let holders = 0;
+      for (const region of REGIONS) {
+        const result = await regions.direct[region].query(
+          "SELECT count(*)::int AS n FROM counters WHERE k = $1",
+          [String(key)],
+        );
+        holders += result.rows[0].n as number;
+      }
+      expect(holders, String(key)).toBe(1);
+    }
+    // The directory lists keys "1", "2" and "3" in three different regions.
+    const spread = await Promise.all(
+      REGIONS.map(async (region) =>
+        (
+          await regions.direct[region].query("SELECT k FROM counters WHERE k BETWEEN 1 AND 3 ORDER BY k")
+        ).rows.map((row) => row.k as string),
+      ),
+    );
+    expect(spread).toEqual([["3"], ["1"], ["2"]]);
   });
 
   it("refuses binary data keyed by a type it cannot read, before any row is sent", async () => {
