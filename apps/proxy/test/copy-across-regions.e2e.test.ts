@@ -24,7 +24,8 @@ CREATE TABLE loads (
 );
 CREATE TABLE codes (code text PRIMARY KEY, label text);
 CREATE TABLE priced (tenant_id numeric PRIMARY KEY, label text);
-CREATE TABLE counters (k int8 PRIMARY KEY, v text);`;
+CREATE TABLE counters (k int8 PRIMARY KEY, v text);
+CREATE TABLE rates (code text PRIMARY KEY, rate numeric);`;
 
 const TOML = `
 [[tables]]
@@ -41,6 +42,11 @@ key = "tenant_id"
 table = "counters"
 placement = "geo_partitioned"
 key = "k"
+
+[[tables]]
+table = "rates"
+placement = "global_replicated"
+writer = "us-east"
 
 [[tables]]
 table = "codes"
@@ -367,6 +373,20 @@ describe("COPY FROM STDIN across regions", () => {
         { code: "USD", label: "US, dollar" },
       ]);
     }
+  });
+
+  it("loads a replicated table with a writer in its writer alone, as INSERT writes it", async () => {
+    const lines = await copyIn(pair.proxied, "COPY rates FROM STDIN (FORMAT csv)", [
+      Buffer.from("EUR,1.1\nINR,0.012\n"),
+    ]);
+    expect(lines).toEqual(["CopyInResponse", "CommandComplete COPY 2", "ReadyForQuery I"]);
+    const counts: number[] = [];
+    for (const region of REGIONS) {
+      counts.push(
+        (await regions.direct[region].query("SELECT count(*)::int AS n FROM rates")).rows[0].n as number,
+      );
+    }
+    expect(counts).toEqual([0, 2, 0]);
   });
 
   it("keeps a region hint's promise: rows of that region load, a row of another is refused", async () => {
