@@ -514,6 +514,9 @@ describe("COPY TO STDOUT across regions", () => {
 
   it("writes binary COPY as one server does", async () => {
     await sameCopyOut(
+      "COPY (SELECT tenant_id, count(*), sum(qty), avg(id) FROM loads WHERE id IN (101, 102, 103, 105, 108, 200, 201) GROUP BY tenant_id ORDER BY tenant_id) TO STDOUT (FORMAT binary)",
+    );
+    await sameCopyOut(
       "COPY (SELECT tenant_id, id, note, qty, tag FROM loads WHERE id IN (200, 201) ORDER BY tenant_id) TO STDOUT (FORMAT binary)",
     );
   });
