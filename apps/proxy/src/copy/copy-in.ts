@@ -81,6 +81,18 @@ async function runSplit(
   const name = table.schema === undefined ? table.name : `${table.schema}.${table.name}`;
   const format = copyFormatSpec(spec.options);
   const binary = format.format === "binary";
+  const regions =
+    target.kind === "by-key" && target.hinted !== undefined ? [target.hinted] : [...topology.regionIds];
+  // Counted as what it is: one write spread over these regions.
+  session.observed.routed({
+    kind: "multi-region",
+    plan: {
+      kind: "distributed-write",
+      regions,
+      statements: regions.map((region) => ({ region, sql: analysis.text })),
+      commit: "two-phase",
+    },
+  });
 
   // The key's position in each row: the column list, or the table's columns in table order.
   let keyField: KeyField | null = null;
@@ -106,8 +118,6 @@ async function runSplit(
       }
     }
   }
-  const regions =
-    target.kind === "by-key" && target.hinted !== undefined ? [target.hinted] : [...topology.regionIds];
 
   // One connection per region, in the block (an implicit one when the client has none).
   await session.settle();

@@ -61,10 +61,12 @@ export async function runCopyToStdout(
   }
   const route = router.route(selectAnalysis, undefined, session.searchPath());
   if (route.kind === "error") {
+    session.observed.routed(route);
     session.fail(route.error, mode);
     return true;
   }
   if (route.kind !== "multi-region" || route.plan.kind !== "scatter") return false;
+  session.observed.routed(route);
   await session.settle();
   const format = copyFormatSpec(spec.options);
   const binary = format.format === "binary";
