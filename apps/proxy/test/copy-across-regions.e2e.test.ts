@@ -294,6 +294,36 @@ describe("COPY FROM STDIN across regions", () => {
     expect(await preparedEverywhere()).toBe(0);
   });
 
+  it("answers a region's error while the client is still sending, as PostgreSQL does", async () => {
+    const client = pair.proxied;
+    const lines = ["bob\t105\tduplicate of a row us-east holds"];
+    for (let i = 0; i < 20_000; i++)
+      lines.push(`${["alice", "bob", "chandra"][i % 3]}\t${300_000 + i}\t${"y".repeat(60)}`);
+    client.send(encodeQuery({ sql: "COPY loads (tenant_id, id, note) FROM STDIN" }));
+    expect(describeMessage(await client.next())).toBe("CopyInResponse");
+    // No CopyDone yet: the region's refusal must come without it.
+    const answer = await exchange(
+      client,
+      Buffer.concat(pieces(`${lines.join("\n")}\n`, 8192).map((data) => encodeCopyData({ data }))),
+    );
+    expect(answer).toEqual(["ErrorResponse 23505", "ReadyForQuery I"]);
+    expect(
+      await exchange(client, Buffer.concat([encodeCopyDone(), encodeQuery({ sql: "SELECT 1" })])),
+    ).toContain('DataRow ["1"]');
+    const loaded = await Promise.all(
+      REGIONS.map(
+        async (region) =>
+          (
+            await regions.direct[region].query(
+              "SELECT count(*)::int AS n FROM loads WHERE id >= 300000 AND id < 400000",
+            )
+          ).rows[0].n as number,
+      ),
+    );
+    expect(loaded).toEqual([0, 0, 0]);
+    expect(await preparedEverywhere()).toBe(0);
+  });
+
   it("answers the client's CopyFail as PostgreSQL does and loads nothing", async () => {
     const { expected, got } = await bothCopy(
       "COPY loads (tenant_id, id) FROM STDIN",
