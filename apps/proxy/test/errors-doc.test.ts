@@ -195,6 +195,14 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
   "proxy.observationsMissing": [["SHOW HEALTH"]],
   "proxy.unexpectedArgument": [["SHOW HEALTH", "now"]],
   "proxy.moveNeedsSimpleQuery": [["RELOCATE"]],
+  "proxy.copyRowUnroutable": [
+    ["loads", { line: 3, reason: "format", message: 'missing data for column "tenant_id"' }],
+    ["loads", { line: 2, reason: "null-key", message: 'null value in column "tenant_id" cannot be routed' }],
+  ],
+  "proxy.copyWithoutKeyColumn": [["loads", "tenant_id"]],
+  "proxy.copyBinaryKeyType": [["loads", "tenant_id", "numeric", ["int4", "text"]]],
+  "proxy.copyRowElsewhere": [["loads", 4, "alice", "eu", "us"]],
+  "proxy.copyTableUnreadable": [["loads"]],
   "proxy.copiesDiverged": [
     [
       ["countries"],

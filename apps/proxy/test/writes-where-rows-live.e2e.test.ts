@@ -79,8 +79,8 @@ describe("COPY FROM", () => {
     expect(await auditRows("us-east", "copied")).toBe(0);
   });
 
-  it("refuses a geo-partitioned table, whose rows would have to be split by key, even with a key hint", async () => {
-    for (const sql of ["COPY users FROM STDIN", "/* geo: key=alice */ COPY users FROM STDIN"]) {
+  it("refuses a geo-partitioned table's COPY whose rows it cannot split: from a server file, or under a key hint", async () => {
+    for (const sql of ["COPY users FROM '/tmp/users.tsv'", "/* geo: key=alice */ COPY users FROM STDIN"]) {
       const result = await client.query(sql);
       expect(result.error?.code).toBe("0A000");
     }

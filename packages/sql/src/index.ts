@@ -62,6 +62,13 @@ export type { SqlErrorCode } from "./errors.js";
 export { SQL_ERROR_CODES, SqlAnalysisError, VALID_HINT_FORMS } from "./errors.js";
 
 export const packageName = "@geo/sql";
+export {
+  COPY_FORMATS,
+  type CopyFormat,
+  type CopyOptions,
+  type CopyStatement,
+  copyStatement,
+} from "./copy-statement.js";
 export { RewriteMismatch } from "./deparse.js";
 export { BINARY_SCALAR_NAMES } from "./home-relation.js";
 export { type IdColumn, idColumns } from "./id-columns.js";

@@ -122,12 +122,15 @@ export function refuseUnqualifiedTable(name: string, qualified: string): PgError
   });
 }
 
-/** COPY FROM: its rows would have to be placed by key. */
+/**
+ * COPY FROM into a geo-partitioned table that the proxy cannot split: from a server-side file or
+ * program (the rows never pass through the proxy), or with a key hint (it cannot vouch for rows).
+ */
 export function refuseCopyFrom(): PgError {
   return new PgError({
     code: SqlState.feature_not_supported,
-    message: "COPY ... FROM through geoproxy is not supported: the rows would have to be placed by key",
-    hint: "Load each region's rows with INSERT statements through the proxy, or COPY directly into each region's server.",
+    message: "COPY ... FROM through geoproxy is not supported here: the rows would have to be placed by key",
+    hint: "Send COPY ... FROM STDIN as a simple query (psql's \\copy does), which geoproxy splits by key; a server-side file or program, or a key= hint, cannot be split.",
   });
 }
 

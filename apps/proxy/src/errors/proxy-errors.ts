@@ -1,6 +1,7 @@
 import * as authErrors from "../auth/auth-errors.js";
 import * as consoleErrors from "../console/console-errors.js";
 import { moveNeedsSimpleQuery } from "../console/relocate.js";
+import * as copyInErrors from "../copy/copy-errors.js";
 import * as copyErrors from "../distributed/copy-errors.js";
 import * as txnErrors from "../distributed/txn-errors.js";
 import * as maintenanceErrors from "../maintenance/maintenance-errors.js";
@@ -23,6 +24,7 @@ export const PROXY_ERROR_MODULES = {
   "auth/auth-errors.ts": authErrors,
   "console/console-errors.ts": consoleErrors,
   "console/relocate.ts": { moveNeedsSimpleQuery },
+  "copy/copy-errors.ts": copyInErrors,
   "distributed/copy-errors.ts": copyErrors,
   "distributed/txn-errors.ts": txnErrors,
   "maintenance/maintenance-errors.ts": maintenanceErrors,
@@ -45,6 +47,7 @@ export const PROXY_ERRORS = {
   ...authErrors,
   ...consoleErrors,
   moveNeedsSimpleQuery,
+  ...copyInErrors,
   ...copyErrors,
   ...txnErrors,
   ...maintenanceErrors,

@@ -8,6 +8,8 @@ import {
   protocolViolation,
 } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
+import { runCopyFromStdin } from "../copy/copy-in.js";
+import { runCopyToStdout } from "../copy/copy-out.js";
 import { commitAcrossRegions } from "../distributed/commit-across-regions.js";
 import { readYourWrites } from "../distributed/read-your-writes.js";
 import type { SessionPort } from "../engine/session-port.js";
@@ -121,6 +123,13 @@ async function runAdmitted(
 ): Promise<void> {
   if (session.refuseInFailedBlock(analysis, mode)) return;
   const route = session.runtime.router.route(analysis, undefined, session.searchPath());
+  // COPY whose rows live in several regions: the proxy splits COPY FROM STDIN's rows itself,
+  // and answers COPY TO STDOUT as the SELECT it stands for is answered across regions.
+  if (
+    isCopyAcrossRegions(route) &&
+    ((await runCopyFromStdin(session, analysis, mode)) || (await runCopyToStdout(session, analysis, mode)))
+  )
+    return;
   session.observed.routed(route);
   if (route.kind === "local") {
     switch (route.what) {
@@ -309,5 +318,12 @@ function deallocatesProtocolStatement(session: SessionPort, analysis: Analysis):
       effect.kind === "deallocate" &&
       effect.name !== undefined &&
       session.extended.holdsStatement(effect.name),
+  );
+}
+
+function isCopyAcrossRegions(route: Route): boolean {
+  return (
+    route.kind === "error" &&
+    (route.refusal === "copy-from-across-regions" || route.refusal === "copy-across-regions")
   );
 }

@@ -36,6 +36,18 @@ export interface ClientHandler {
   fatal(error: PgError): void;
 }
 
+/**
+ * Where the client's COPY data goes while its COPY FROM STDIN runs: one backend's connection
+ * (the statement went to one region), or the proxy's own reader that splits the rows by key.
+ */
+export interface CopySink {
+  /**
+   * One CopyData, CopyDone or CopyFail (a view, valid only during the call). A promise means
+   * "stop reading the client until it settles" (a backend reads slower than the client sends).
+   */
+  take(frame: Frame): Promise<void> | null;
+}
+
 /** Past this many waiting messages the socket stops being read; below the low mark it resumes. */
 const INBOX_HIGH = 256;
 const INBOX_LOW = 32;
@@ -48,8 +60,10 @@ const INBOX_LOW = 32;
 export class ClientConnection {
   phase: SessionPhase = "startup";
   readonly writer: ClientWriter;
-  /** The connection a COPY FROM STDIN of the client's is writing to, until CopyDone or CopyFail. */
-  private copyIn: Leg | null = null;
+  /** Where the data of a COPY FROM STDIN of the client's goes, until CopyDone or CopyFail. */
+  private copyIn: CopySink | null = null;
+  /** The backend connection behind `copyIn`, when the COPY went to one region. */
+  private copyLeg: Leg | null = null;
   private readonly framer: FrontendFramer;
   private readonly inbox: Frame[] = [];
   private processing = false;
@@ -85,10 +99,27 @@ export class ClientConnection {
 
   /** The backend asked for the client's COPY data: what the client already sent goes first. */
   copyInto(leg: Leg): void {
-    this.copyIn = leg;
+    this.attachCopy(legSink(leg), leg);
+  }
+
+  /** The client's COPY data goes to `sink` from now on, starting with what it already sent. */
+  copyFrom(sink: CopySink): void {
+    this.attachCopy(sink, null);
+  }
+
+  private attachCopy(sink: CopySink, leg: Leg | null): void {
+    this.copyIn = sink;
+    this.copyLeg = leg;
     while (this.copyIn !== null && this.inbox.length > 0 && isCopyFromClient(this.inbox[0]!.code)) {
       this.copyToBackend(this.inbox.shift()!);
     }
+  }
+
+  /** The COPY behind `sink` ended before the client's CopyDone: its data is dropped from now on. */
+  copyEnded(sink: CopySink): void {
+    if (this.copyIn !== sink) return;
+    this.copyIn = null;
+    this.copyLeg = null;
   }
 
   /** COPY data queued behind other messages reaches here in order: to its backend, or dropped as PostgreSQL drops it. */
@@ -98,7 +129,9 @@ export class ClientConnection {
 
   /** A backend connection was lost: COPY data meant for it is dropped from now on. */
   lost(leg: Leg): void {
-    if (this.copyIn === leg) this.copyIn = null;
+    if (this.copyLeg !== leg) return;
+    this.copyIn = null;
+    this.copyLeg = null;
   }
 
   private onData(chunk: Buffer): void {
@@ -164,14 +197,16 @@ export class ClientConnection {
   }
 
   private copyToBackend(frame: Frame): void {
-    const leg = this.copyIn!;
-    if (frame.code !== FrontendCode.CopyData) this.copyIn = null;
-    if (leg.broken !== null) return;
-    // Copied: the framer reuses its buffer, and the socket keeps what it was given until sent.
-    if (!leg.write(Buffer.from(frame.bytes)) && !this.socket.isPaused()) {
-      // The backend reads slower than the client sends: stop reading the client meanwhile.
+    const sink = this.copyIn!;
+    if (frame.code !== FrontendCode.CopyData) {
+      this.copyIn = null;
+      this.copyLeg = null;
+    }
+    const wait = sink.take(frame);
+    if (wait !== null && !this.socket.isPaused()) {
+      // A backend reads slower than the client sends: stop reading the client meanwhile.
       this.socket.pause();
-      void leg.connection.drained().then(() => {
+      void wait.then(() => {
         if (this.inbox.length < INBOX_HIGH) this.socket.resume();
       });
     }
@@ -203,4 +238,15 @@ export class ClientConnection {
 
 function isCopyFromClient(code: number): boolean {
   return code === FrontendCode.CopyData || code === FrontendCode.CopyDone || code === FrontendCode.CopyFail;
+}
+
+/** A COPY relayed to one backend: the client's messages go to its connection as they are. */
+function legSink(leg: Leg): CopySink {
+  return {
+    take: (frame) => {
+      if (leg.broken !== null) return null;
+      // Copied: the framer reuses its buffer, and the socket keeps what it was given until sent.
+      return leg.write(Buffer.from(frame.bytes)) ? null : leg.connection.drained();
+    },
+  };
 }

@@ -209,7 +209,7 @@ export function refuseCopyAcrossRegions(direction: "from" | "to", regions: reado
       ? `COPY ... FROM cannot place its rows by key across ${list(regions)}`
       : `COPY ... TO would need the rows of ${list(regions)}, and each region answers only for its own`,
     direction === "from"
-      ? "insert the rows with INSERT ... VALUES (split by key), or COPY into one region with /* geo: region=<id> */"
+      ? "send COPY ... FROM STDIN as a simple query, which geoproxy splits by key, or insert the rows with INSERT ... VALUES"
       : "constrain the COPY to one key, or use SELECT, which is combined across regions",
   );
 }
