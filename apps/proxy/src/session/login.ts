@@ -117,6 +117,7 @@ function sendLoginReply(
   session.cancelKey = session.runtime.cancels.register(session, backendPid);
   if (negotiate !== null) session.writer.write(negotiate);
   session.writer.write(loginReply(parameters, session.cancelKey));
+  for (const [name, value] of parameters) session.relay.told.set(name, value);
   session.writer.write(Messages.readyForQueryIdle);
   session.log.info({ user: session.user, database: session.database }, "client logged in");
   // Messages the client pipelined behind its StartupMessage waited for session.
