@@ -175,6 +175,7 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
   "proxy.tooManyClients": [[500]],
   "proxy.messageTooLong": [[67108864, "client message length 1073741823 exceeds the limit 67108864"]],
   "proxy.unsupportedProtocol": [[2, 0]],
+  "proxy.refuseReplication": [[3]],
   "proxy.unexpectedMessage": [["CopyData"]],
   "proxy.internalError": [[boom]],
   "proxy.unreadableBinaryKey": [[1, 700]],

@@ -1,5 +1,6 @@
 import { MemoryDirectory, parseConfig } from "@geo/core";
-import { type PgCluster, startCluster } from "@geo/testkit";
+import { encodeQuery, PgError } from "@geo/proto";
+import { type PgCluster, RawClient, startCluster } from "@geo/testkit";
 import pg from "pg";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -235,11 +236,67 @@ describe("RESET inside a longer query string", () => {
     expect(told(proxied)).toEqual(told(direct));
   });
 
-  // Known gap: run statement by statement, the string reports application_name twice ('x', then
-  // 'startup-app') where PostgreSQL reports nothing (its value at the end of the string is the one
-  // the client already had). Drivers keep the last value, so they end up holding the same one.
-  it.fails("reports ParameterStatus exactly as PostgreSQL inside the string", async () => {
+  it("reports ParameterStatus exactly as PostgreSQL inside the string", async () => {
     await expectSame(statements, { client });
+  });
+});
+
+describe("ParameterStatus of a query string the proxy runs statement by statement", () => {
+  /**
+   * Every message of each exchange in order, as a bare client sees it: PostgreSQL reports the
+   * settings a string changed once, just before its ReadyForQuery, each only if its value differs
+   * from the one last reported. A RESET of a startup setting makes the proxy run the string one
+   * statement at a time (simple-query.ts), each answered by the server with its own reports.
+   */
+  async function exchanges(target: Target, strings: readonly string[]): Promise<unknown[]> {
+    const client = await RawClient.connect({
+      host: "127.0.0.1",
+      port: target === "proxy" ? proxy.port : cluster.servers[0]!.port,
+      user: "app_user",
+      database: "shop",
+      parameters: { application_name: "startup-app", options: "-c TimeZone=Asia/Tokyo" },
+    });
+    const log: unknown[] = [];
+    try {
+      for (const sql of strings) {
+        client.send(encodeQuery({ sql }));
+        const messages: unknown[] = [];
+        for (;;) {
+          const message = await client.next();
+          if (message.type === "ParameterStatus") messages.push(["S", message.name, message.value]);
+          else if (message.type === "CommandComplete") messages.push(["C", message.tag]);
+          else if (message.type === "DataRow")
+            messages.push(["D", ...message.values.map((v) => v?.toString())]);
+          else if (message.type === "ErrorResponse")
+            messages.push(["E", PgError.fromFields(message.fields).code]);
+          else if (message.type === "ReadyForQuery") {
+            messages.push(["Z", message.status]);
+            break;
+          } else messages.push([message.type]);
+        }
+        log.push([sql, messages]);
+      }
+    } finally {
+      await client.close();
+    }
+    return log;
+  }
+
+  it("sends one report per changed setting at the string's end, none for a value back to the one told", async () => {
+    const strings = [
+      "SET application_name = 'x'; RESET application_name; SELECT current_setting('application_name') AS app",
+      "SET TimeZone = 'UTC'; RESET application_name; SET DateStyle = 'SQL, DMY'; SELECT 1 AS one",
+      "RESET TimeZone; SELECT set_config('application_name', 'fn', false) AS v; SET application_name = 'last'",
+      "SET application_name = 'doomed'; RESET TimeZone; SELECT 1 / 0",
+      "SHOW application_name",
+      "SET TimeZone = 'Europe/Paris'; RESET TimeZone; SET TimeZone = 'Europe/Paris'",
+      "RESET application_name; SELECT current_setting('TimeZone') AS tz",
+    ];
+    const direct = await exchanges("direct", strings);
+    // The script reaches every case: a report after the rows, one left out, one rolled back.
+    expect(JSON.stringify(direct)).toContain('["S","DateStyle","SQL, DMY"]');
+    expect(JSON.stringify(direct)).toContain('["E","22012"]');
+    expect(await exchanges("proxy", strings)).toEqual(direct);
   });
 });
 

@@ -144,6 +144,36 @@ describe("session pooling", () => {
     }
   });
 
+  it("lists a named SET and RESET in pg_prepared_statements beside the client's other statements, as its server does", async () => {
+    const run = async (port: number) => {
+      const c = new pg.Client({ host: "127.0.0.1", port, user: "postgres", database: "postgres" });
+      await c.connect();
+      try {
+        await c.query({ name: "set_tz", text: "SET TimeZone = 'UTC'" });
+        await c.query({ name: "set_tz", text: "SET TimeZone = 'UTC'" });
+        await c.query({ name: "one", text: "SELECT 1 AS one" });
+        const set = await c.query("SHOW TimeZone");
+        await c.query({ name: "reset_tz", text: "RESET TimeZone" });
+        const listed = await c.query(
+          "SELECT statement FROM pg_prepared_statements WHERE name <> '' ORDER BY statement",
+        );
+        return [listed.rows, set.rows];
+      } finally {
+        await c.end();
+      }
+    };
+    const direct = await run(region.direct.port);
+    expect(direct).toEqual([
+      [
+        { statement: "RESET TimeZone" },
+        { statement: "SELECT 1 AS one" },
+        { statement: "SET TimeZone = 'UTC'" },
+      ],
+      [{ TimeZone: "UTC" }],
+    ]);
+    expect(await run(region.proxy.port)).toEqual(direct);
+  });
+
   it("cancels the running statement with the client's own BackendKeyData", async () => {
     const raw = await RawClient.connect({
       host: "127.0.0.1",

@@ -80,7 +80,7 @@ describe("startup", () => {
     client.close();
   });
 
-  it("refuses a replication connection with a FATAL 0A000", async () => {
+  it("refuses a replication connection with a FATAL 0A000 before authentication when there are several regions", async () => {
     const client = await WireClient.connect(regions.proxy.port);
     client.send(encodeStartupMessage({ parameters: { user: "app", replication: "database" } }));
     const message = await client.next();

@@ -16,18 +16,29 @@ passthrough = true
 failure_delay_ms = 0
 users = [ { name = "postgres", password = "postgres" } ]'
     ;;
-  postgres-js|pg-regress|*)
-    # postgres.js mixes a trust role, an md5 role and a SCRAM role, and pg_regress logs in as postgres
-    # with no password; geoproxy has one [auth] method for every role, so these suites use trust at the
-    # proxy and the proxy logs in to PostgreSQL as the client's role, with the passwords listed here
-    # (PostgreSQL's pg_hba still decides, as direct).
+  postgres-js)
+    # postgres.js logs in as a trust role (postgres_js_test, and postgres), an md5 role and a SCRAM
+    # role, and expects a wrong password to fail. geoproxy has one [auth] method for every role, so
+    # the proxy asks every role for SCRAM and checks it against the passwords listed here; the roles
+    # PostgreSQL trusts get the kit's PGPASSWORD (suites/postgres-js.sh), which postgres.js and psql
+    # send when asked and nobody else. The proxy logs in to PostgreSQL as the client's role with the
+    # same password, and pg_hba still decides there.
     ENDPOINT="{ host = \"127.0.0.1\", port = $PG_PORT, sslmode = \"disable\" }"
-    AUTH='method = "trust"
+    AUTH='method = "scram-sha-256"
 failure_delay_ms = 0
 users = [
+  { name = "postgres", password = "postgres" },
+  { name = "postgres_js_test", password = "postgres" },
   { name = "postgres_js_test_md5", password = "postgres_js_test_md5" },
   { name = "postgres_js_test_scram", password = "postgres_js_test_scram" },
 ]'
+    ;;
+  pg-regress|*)
+    # pg_regress and pg_isolation_regress log in as postgres with no password: trust at the proxy,
+    # which logs in to PostgreSQL as the client's role (PostgreSQL's pg_hba still decides, as direct).
+    ENDPOINT="{ host = \"127.0.0.1\", port = $PG_PORT, sslmode = \"disable\" }"
+    AUTH='method = "trust"
+failure_delay_ms = 0'
     ;;
 esac
 cat <<TOML

@@ -8,6 +8,8 @@ suite_check() {
 }
 run_suite() { # way port out
   : > "$3/results.jsonl"
-  cd "$PGJS_DIR" && PGHOST=127.0.0.1 PGPORT=$2 PGUSER=postgres PGSOCKET=$PG_SOCK PGJS_RESULTS="$3/results.jsonl" PGJS_UNCAUGHT="$3/uncaught.jsonl" \
+  # PGPASSWORD: what postgres.js (and the bootstrap's psql) answer for a role given no password,
+  # when asked. PostgreSQL trusts those roles and never asks; the proxy asks (lib/proxy-config.sh).
+  cd "$PGJS_DIR" && PGHOST=127.0.0.1 PGPORT=$2 PGUSER=postgres PGPASSWORD=postgres PGSOCKET=$PG_SOCK PGJS_RESULTS="$3/results.jsonl" PGJS_UNCAUGHT="$3/uncaught.jsonl" \
     PATH="$PG_BINDIR:$PATH" timeout 900 node --import "$KIT/suites/postgres-js/register.mjs" tests/index.js
 }

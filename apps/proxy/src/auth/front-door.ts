@@ -58,6 +58,8 @@ export interface FrontDoorOptions {
   /** Keys mock verifiers for unknown roles (random per process). */
   readonly mockSecret: Uint8Array;
   readonly log: Logger;
+  /** Regions of the topology: a replication connection is let through only with one. */
+  readonly regions: number;
   /** Waits before a failure is answered; injected by tests. */
   readonly sleep?: ((ms: number) => Promise<void>) | undefined;
 }
@@ -401,7 +403,7 @@ class Handshake {
       this.fatal(tlsRequired());
       return;
     }
-    const check = checkStartup(message);
+    const check = checkStartup(message, this.options.regions);
     if (!check.ok) {
       this.fatal(check.error);
       return;

@@ -171,6 +171,7 @@ export function prepareSecurity(config: GeoConfig, options: SecurityOptions = {}
         passthrough,
         mockSecret: randomBytes(32),
         log: deps.log,
+        regions: config.regions.length,
         sleep: options.sleep,
       });
     },

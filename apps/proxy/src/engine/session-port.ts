@@ -1,5 +1,5 @@
 import type { Socket } from "node:net";
-import type { PgError, TransactionStatus } from "@geo/proto";
+import type { Frame, PgError, TransactionStatus } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
 import type { ClientWriter } from "../executor/client-writer.js";
 import type { Leg } from "../executor/leg.js";
@@ -43,6 +43,11 @@ export interface ExtendedBatch {
   refuseAcross(written: string, attempted: string): PgError;
 }
 
+/** Where a client's messages go instead of its statements' path: a replication connection's backend. */
+export interface ClientPipe {
+  fromClient(frame: Frame): Promise<void>;
+}
+
 /**
  * What a statement executor (single region, scatter-gather, distributed write, transaction
  * control, settings) may use of the client's session. Defined apart from the Session class so
@@ -83,6 +88,8 @@ export interface SessionPort {
   readonly extended: ExtendedBatch;
   /** Session pooling: the client keeps one connection for its whole session. */
   ownConnection: boolean;
+  /** A replication connection: every message of the client's goes to its backend as it is. */
+  replication: ClientPipe | null;
   cancelKey: { processId: number; secretKey: Buffer } | null;
 
   searchPath(): readonly string[] | undefined;

@@ -303,13 +303,13 @@ export function unreadableBinaryKey(param: number, typeOid: number): PgError {
   });
 }
 
-/** A replication connection (`replication=...` in the StartupMessage). */
-export function refuseReplication(): PgError {
+/** A replication connection (`replication=...` in the StartupMessage) with several regions. */
+export function refuseReplication(regions: number): PgError {
   return new PgError({
     code: SqlState.feature_not_supported,
     severity: "FATAL",
-    message: "replication connections are not supported through geoproxy",
-    hint: "Connect replication clients to each region's server directly.",
+    message: `replication connections are not supported through geoproxy with ${regions} regions: no one server streams the changes of every row`,
+    hint: "Connect replication clients to each region's primary directly (geoproxy relays them only when its topology has one region).",
   });
 }
 

@@ -1,5 +1,12 @@
 import type { GeoConfig, Topology } from "@geo/core";
-import type { ConnectFunction, Lease, Pool, PoolKey, PoolSet } from "@geo/pool";
+import {
+  BackendConnection,
+  type ConnectFunction,
+  type Lease,
+  type Pool,
+  type PoolKey,
+  type PoolSet,
+} from "@geo/pool";
 import { PgError, SqlState } from "@geo/proto";
 import type { RegionPoolStats } from "../console/context.js";
 import { regionUnreachable } from "../errors/catalog.js";
@@ -16,12 +23,16 @@ export class RegionPools {
   private readonly passthrough: boolean;
   /** Pools by region, then by client role and database: found per statement without building their key. */
   private readonly byRegion = new Map<string, Map<string, Pool>>();
+  private readonly connect: ConnectFunction;
+  private readonly connectTimeoutMs: number;
 
   constructor(
     private readonly topology: Topology,
     config: GeoConfig,
     connect?: ConnectFunction,
   ) {
+    this.connect = connect ?? ((options) => BackendConnection.connect(options));
+    this.connectTimeoutMs = config.pool.connectTimeoutMs;
     this.passthrough = config.auth.passthrough;
     for (const region of topology.regions) {
       const password = region.primary.password;
@@ -55,6 +66,31 @@ export class RegionPools {
   /** An idle connection to the region's primary at once, or null when `acquire` must wait for one. */
   tryAcquire(region: string, user: string, database?: string): Lease | null {
     return this.poolOf(region, user, database).tryAcquire();
+  }
+
+  /**
+   * A connection of the caller's own to the region's primary, outside every pool, as the pool of
+   * this role and database would log in but with `startupParams` (a replication connection's,
+   * `application_name` included): the caller closes it. Fails with the backend's own error.
+   */
+  async connectOwn(
+    region: string,
+    user: string,
+    database: string,
+    startupParams: Readonly<Record<string, string>>,
+  ): Promise<BackendConnection> {
+    const key = this.keyOf(region, user, database);
+    const password = this.passwords.get(`${key.host}:${key.port}`);
+    try {
+      return await this.connect({
+        ...key,
+        ...(password === undefined ? {} : { password }),
+        connectTimeoutMs: this.connectTimeoutMs,
+        startupParams,
+      });
+    } catch (error) {
+      throw namingRegion(region, error);
+    }
   }
 
   private poolOf(region: string, user: string, database: string | undefined): Pool {

@@ -1,9 +1,12 @@
 import {
   BackendCode,
+  decodeParameterStatus,
   encodeCopyFail,
   encodeErrorResponse,
+  encodeParameterStatus,
   encodeReadyForQuery,
   type Frame,
+  isProtocolFault,
   type PgError,
   type TransactionStatus,
 } from "@geo/proto";
@@ -86,6 +89,13 @@ export class Relay {
   onErrorSent: ((sqlstate: string) => void) | null = null;
   /** Told when a backend enters COPY FROM STDIN for the client: the client's data goes to `leg`. */
   onCopyIn: ((leg: Leg) => void) | null = null;
+  /** The value of each reported parameter the client was last told: its login's, then each ParameterStatus sent. */
+  readonly told = new Map<string, string>();
+  /**
+   * While a query string runs statement by statement: the last value each backend reported, on
+   * any unit (the proxy's own statements too), held back until the string's end.
+   */
+  private heldReports: Map<string, string> | null = null;
 
   constructor(
     private readonly client: ClientWriter,
@@ -143,6 +153,50 @@ export class Relay {
     this.errorsSent++;
     this.onErrorSent?.(error.code);
     this.local({ bytes: encodeErrorResponse(error), error: extended });
+  }
+
+  /**
+   * From now until `releaseReports`, ParameterStatus waits. PostgreSQL reports changed settings
+   * once per query string, just before its ReadyForQuery, and only those whose value differs from
+   * the one last reported; a string the proxy runs as several statements gets a report after each.
+   */
+  holdReports(): void {
+    this.heldReports ??= new Map();
+  }
+
+  /**
+   * Ends `holdReports`: the ParameterStatus PostgreSQL would send before the string's
+   * ReadyForQuery, each parameter whose value now differs from what the client was last told, in
+   * the server's order (its settings sorted by name, case-insensitively).
+   */
+  releaseReports(): Buffer[] {
+    const held = this.heldReports;
+    this.heldReports = null;
+    if (held === null) return [];
+    const names = [...held.keys()].sort((a, b) => {
+      const x = a.toLowerCase();
+      const y = b.toLowerCase();
+      return x < y ? -1 : x > y ? 1 : 0;
+    });
+    return this.report(names.map((name) => [name, held.get(name)!]));
+  }
+
+  /**
+   * The proxy's own ParameterStatus (a value it changed with statements of its own): held while
+   * `holdReports` lasts, else encoded and remembered as told.
+   */
+  report(values: Iterable<readonly [string, string]>): Buffer[] {
+    const messages: Buffer[] = [];
+    for (const [name, value] of values) {
+      if (this.heldReports !== null) {
+        this.heldReports.set(name, value);
+        continue;
+      }
+      if (this.told.get(name) === value) continue;
+      this.told.set(name, value);
+      messages.push(encodeParameterStatus({ name, value }));
+    }
+    return messages;
   }
 
   private peek(): Entry | undefined {
@@ -258,16 +312,12 @@ export class Relay {
     const code = frame.code;
     const entry = this.peek();
     const unit = entry?.type === "unit" && entry.leg === leg ? entry : null;
-    if (
-      code === BackendCode.NoticeResponse ||
-      code === BackendCode.ParameterStatus ||
-      code === BackendCode.NotificationResponse
-    ) {
-      if (
-        unit === null
-          ? code !== BackendCode.ParameterStatus
-          : unit.mode === "relay" || code === BackendCode.NotificationResponse
-      ) {
+    if (code === BackendCode.ParameterStatus) {
+      if (unit !== null) this.onParameterStatus(unit, frame, leg);
+      return;
+    }
+    if (code === BackendCode.NoticeResponse || code === BackendCode.NotificationResponse) {
+      if (unit === null || unit.mode === "relay" || code === BackendCode.NotificationResponse) {
         this.send(frame.bytes, leg);
       }
       return;
@@ -321,6 +371,22 @@ export class Relay {
       this.finish(unit, null);
       this.pump();
     }
+  }
+
+  /**
+   * A backend's ParameterStatus: relayed in a relayed answer (the proxy's own replays are not the
+   * client's business), or held while a string runs statement by statement.
+   */
+  private onParameterStatus(unit: Unit, frame: Frame, leg: Leg): void {
+    if (unit.mode !== "relay" && this.heldReports === null) return;
+    const message = decodeParameterStatus(frame.payload);
+    if (isProtocolFault(message)) return;
+    if (this.heldReports !== null) {
+      this.heldReports.set(message.name, message.value);
+      return;
+    }
+    this.told.set(message.name, message.value);
+    this.send(frame.bytes, leg);
   }
 
   private finish(unit: Unit, status: string | null): void {

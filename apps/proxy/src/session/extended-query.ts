@@ -264,11 +264,18 @@ export class ExtendedQuery {
       else this.statements.set(message.name, previous);
     };
     const route = session.runtime.router.route(analysis, undefined, session.searchPath());
+    // A named SET, RESET, DISCARD... the proxy runs itself. With a connection of its own
+    // (session pooling) the client's server lists every statement it prepared in
+    // pg_prepared_statements, those too: they are prepared there as well (never executed there).
+    const ownCopy =
+      route.kind === "local" && route.what === "session" && message.name !== "" && session.ownConnection
+        ? session.pinnedLeg
+        : null;
     if (
       // Only a statement whose region is known now is checked now: one routed by its parameters
       // (or read across regions) would hold a connection here that its Bind may not use, so its
       // server error arrives at Bind, from the region that runs it.
-      route.kind !== "region" ||
+      (route.kind !== "region" && ownCopy === null) ||
       // A server's Parse of a write takes the table's RowExclusiveLock until Sync, and the Bind
       // after it may wait for a move of its key, which waits for that lock: with moves, writes
       // are checked by the server at Bind instead.
@@ -280,7 +287,7 @@ export class ExtendedQuery {
     }
     // The server checks the statement now, so its error (or ParseComplete) arrives where
     // PostgreSQL sends it; the Bind that follows on the same connection reuses this copy.
-    const region = session.runtime.router.describeRegion(analysis);
+    const region = ownCopy?.region ?? session.runtime.router.describeRegion(analysis);
     const checkRoute: Route = { kind: "region", region, readOnly: true, anywhere: false };
     let settle: (parsed: boolean) => void = () => undefined;
     statement.checked = new Promise((resolve) => {

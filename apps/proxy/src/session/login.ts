@@ -3,6 +3,7 @@ import { Messages, PgError, type StartupMessage } from "@geo/proto";
 import type { SessionPort } from "../engine/session-port.js";
 import { internalError, shuttingDown } from "../errors/catalog.js";
 import type { Leg } from "../executor/leg.js";
+import { startReplication } from "./replication-pipe.js";
 import { SessionSettings, startupSettings } from "./session-settings.js";
 import { checkStartup, loginParameters, loginReply } from "./startup.js";
 import { checkStartupSettings } from "./startup-settings.js";
@@ -14,7 +15,7 @@ import { checkStartupSettings } from "./startup-settings.js";
  */
 
 export function logIn(session: SessionPort, message: StartupMessage): void {
-  const check = checkStartup(message);
+  const check = checkStartup(message, session.runtime.router.topology.regions.length);
   if (!check.ok) {
     session.fatal(check.error);
     return;
@@ -26,6 +27,13 @@ export function logIn(session: SessionPort, message: StartupMessage): void {
   session.user = check.user;
   session.database = check.database;
   session.client.authenticated();
+  if (check.replication) {
+    // The server checks its startup settings itself, at connect (replication-pipe.ts).
+    startReplication(session, message, check.negotiate).catch((error: unknown) =>
+      session.fatal(internalError(error)),
+    );
+    return;
+  }
   session.settings = SessionSettings.fromStartup(message.parameters);
   // Checked now, as PostgreSQL checks them at connect: replayed later, a bad one would fail
   // every statement instead of the login.
@@ -117,6 +125,7 @@ function sendLoginReply(
   session.cancelKey = session.runtime.cancels.register(session, backendPid);
   if (negotiate !== null) session.writer.write(negotiate);
   session.writer.write(loginReply(parameters, session.cancelKey));
+  for (const [name, value] of parameters) session.relay.told.set(name, value);
   session.writer.write(Messages.readyForQueryIdle);
   session.log.info({ user: session.user, database: session.database }, "client logged in");
   // Messages the client pipelined behind its StartupMessage waited for session.

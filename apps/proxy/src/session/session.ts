@@ -22,7 +22,7 @@ import type { Analysis } from "@geo/sql";
 import { beginDistributedBatch } from "../distributed/distributed-batch.js";
 import { noteWriterWrite, readYourWrites } from "../distributed/read-your-writes.js";
 import { LegSet, type RegionRole } from "../engine/leg-set.js";
-import type { SessionPort } from "../engine/session-port.js";
+import type { ClientPipe, SessionPort } from "../engine/session-port.js";
 import type { StatementMode } from "../engine/statement-mode.js";
 import { TransactionBlock } from "../engine/transaction-block.js";
 import {
@@ -98,6 +98,8 @@ export class Session implements ClientHandler, SessionPort {
   cancelKey: { processId: number; secretKey: Buffer } | null = null;
   /** Session pooling: the client keeps its connection whatever it does (login.ts). */
   ownConnection = false;
+  /** A replication connection, relayed to its own backend (replication-pipe.ts). */
+  replication: ClientPipe | null = null;
   private readonly closedPromise: Promise<void>;
   private resolveClosed!: () => void;
 
@@ -189,6 +191,7 @@ export class Session implements ClientHandler, SessionPort {
 
   /** One message of the client's after login (ClientConnection hands them over in order). */
   async handle(frame: Frame): Promise<void> {
+    if (this.replication !== null) return this.replication.fromClient(frame);
     switch (frame.code) {
       case FrontendCode.Query:
         await runSimpleQuery(this, frame);

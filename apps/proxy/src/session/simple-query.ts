@@ -208,6 +208,20 @@ async function runBatchAdmitted(
   // One statement at a time from here: each is admitted on its own.
   admission?.release();
   const relay = session.relay;
+  // One string, one report of the settings it changed, as PostgreSQL sends it before ReadyForQuery.
+  relay.holdReports();
+  try {
+    await runEach(session, analyses);
+  } catch (error) {
+    relay.releaseReports();
+    throw error;
+  }
+  relay.local({ bytes: () => Buffer.concat([...relay.releaseReports(), session.readyForQuery()]) });
+}
+
+/** The statements of a string one at a time, inside the implicit block the string opens. */
+async function runEach(session: SessionPort, analyses: readonly Analysis[]): Promise<void> {
+  const relay = session.relay;
   if (session.txn === null) session.block.begin("BEGIN", true, session.settings.snapshot());
   let failed = false;
   for (let i = 0; i < analyses.length; i++) {
@@ -224,7 +238,6 @@ async function runBatchAdmitted(
   }
   const txn = session.txn;
   if (txn?.implicit === true) await finishImplicit(session, txn, !failed);
-  relay.local({ bytes: () => session.readyForQuery() });
 }
 
 /** The region every statement of the string goes to, or null when they span regions. */

@@ -34,30 +34,41 @@ export const REPORTED_PARAMETERS = [
 ] as const;
 
 export type StartupCheck =
-  | { readonly ok: true; readonly user: string; readonly database: string; readonly negotiate: Buffer | null }
+  | {
+      readonly ok: true;
+      readonly user: string;
+      readonly database: string;
+      readonly negotiate: Buffer | null;
+      /** A replication connection (`replication` other than false), relayed as it is (replication-pipe.ts). */
+      readonly replication: boolean;
+    }
   | { readonly ok: false; readonly error: PgError };
 
 /**
  * Checks a StartupMessage: protocol 3 (a newer minor version or `_pq_.` options are answered with
- * NegotiateProtocolVersion, as PostgreSQL does, and the session continues in 3.0), and a user.
+ * NegotiateProtocolVersion, as PostgreSQL does, and the session continues in 3.0), and a user. A
+ * replication connection is accepted only when `replicationRegions` is 1: with several regions no
+ * server streams the changes of every row.
  */
-export function checkStartup(message: StartupMessage): StartupCheck {
+export function checkStartup(message: StartupMessage, replicationRegions: number): StartupCheck {
   const major = protocolMajor(message.protocolVersion);
   const minor = protocolMinor(message.protocolVersion);
   if (major !== 3) return { ok: false, error: unsupportedProtocol(major, minor) };
   const user = message.parameters["user"];
   if (user === undefined || user === "") return { ok: false, error: missingUser() };
-  const replication = message.parameters["replication"];
-  if (replication !== undefined && !["false", "off", "no", "0"].includes(replication.toLowerCase())) {
-    return { ok: false, error: refuseReplication() };
-  }
+  const parameter = message.parameters["replication"];
+  // Any other value is the server's to judge: it is sent on as given.
+  const replication =
+    parameter !== undefined && !["false", "off", "no", "0"].includes(parameter.toLowerCase());
+  if (replication && replicationRegions !== 1)
+    return { ok: false, error: refuseReplication(replicationRegions) };
   const database = message.parameters["database"] || user;
   const unknownOptions = Object.keys(message.parameters).filter((name) => name.startsWith("_pq_."));
   const negotiate =
     minor > SUPPORTED_MINOR || unknownOptions.length > 0
       ? encodeNegotiateProtocolVersion({ newestMinor: SUPPORTED_MINOR, unrecognizedOptions: unknownOptions })
       : null;
-  return { ok: true, user, database, negotiate };
+  return { ok: true, user, database, negotiate, replication };
 }
 
 /** AuthenticationOk, every reported parameter, BackendKeyData: what follows a successful login. */

@@ -1,4 +1,4 @@
-import { encodeCommandComplete, encodeParameterStatus, encodeQuery } from "@geo/proto";
+import { encodeCommandComplete, encodeQuery } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
 import type { Leg } from "../../executor/leg.js";
 import type { Relay, Unit } from "../../executor/relay.js";
@@ -118,7 +118,7 @@ export function sendResetToStartup(
       const parts: Buffer[] = [];
       if (!failed) {
         parts.push(encodeCommandComplete({ tag: reset.tag }));
-        parts.push(...changedParameters(before ?? new Map(), leg.connection.parameters));
+        parts.push(...relay.report(changedParameters(before ?? new Map(), leg.connection.parameters)));
       }
       if (mode.final) parts.push(host.readyForQuery());
       return parts.length === 0 ? null : Buffer.concat(parts);
@@ -131,16 +131,15 @@ function record(host: ResetHost, leg: Leg, analysis: Analysis): void {
   host.recordEffects(leg, [analysis]);
 }
 
-/** ParameterStatus for each reported parameter whose value changed, in the order PostgreSQL sends them. */
+/** Each reported parameter whose value changed, in the order PostgreSQL reports them. */
 export function changedParameters(
   before: ReadonlyMap<string, string>,
   after: ReadonlyMap<string, string>,
-): Buffer[] {
-  const messages: Buffer[] = [];
+): [string, string][] {
+  const changed: [string, string][] = [];
   for (const name of REPORTED_PARAMETERS) {
     const value = after.get(name);
-    if (value !== undefined && value !== before.get(name))
-      messages.push(encodeParameterStatus({ name, value }));
+    if (value !== undefined && value !== before.get(name)) changed.push([name, value]);
   }
-  return messages;
+  return changed;
 }
