@@ -1,5 +1,12 @@
 import type { GeoConfig, Topology } from "@geo/core";
-import type { ConnectFunction, Lease, Pool, PoolKey, PoolSet } from "@geo/pool";
+import {
+  BackendConnection,
+  type ConnectFunction,
+  type Lease,
+  type Pool,
+  type PoolKey,
+  type PoolSet,
+} from "@geo/pool";
 import { PgError, SqlState } from "@geo/proto";
 import type { RegionPoolStats } from "../console/context.js";
 import { regionUnreachable } from "../errors/catalog.js";
@@ -16,6 +23,8 @@ export class RegionPools {
   private readonly passthrough: boolean;
   /** Pools by region, then by client role and database: found per statement without building their key. */
   private readonly byRegion = new Map<string, Map<string, Pool>>();
+  private readonly connectFn: ConnectFunction;
+  private readonly connectTimeoutMs: number;
 
   constructor(
     private readonly topology: Topology,
@@ -23,6 +32,8 @@ export class RegionPools {
     connect?: ConnectFunction,
   ) {
     this.passthrough = config.auth.passthrough;
+    this.connectFn = connect ?? ((options) => BackendConnection.connect(options));
+    this.connectTimeoutMs = config.pool.connectTimeoutMs;
     for (const region of topology.regions) {
       const password = region.primary.password;
       if (password !== undefined)
@@ -50,6 +61,27 @@ export class RegionPools {
       .catch((error: unknown) => {
         throw namingRegion(region, error);
       });
+  }
+
+  /**
+   * A connection of its own to the region's primary, outside every pool, as the proxy's own role in
+   * the endpoint's database: for a session that must outlive any checkout, such as the node claim,
+   * whose session-level locks a pool's reset would release. The caller closes it.
+   */
+  async connectOwn(region: string, applicationName: string): Promise<BackendConnection> {
+    const endpoint = this.topology.region(region)!.primary;
+    const key = this.keyOf(region, endpoint.user ?? "postgres");
+    const password = this.passwords.get(`${key.host}:${key.port}`);
+    try {
+      return await this.connectFn({
+        ...key,
+        connectTimeoutMs: this.connectTimeoutMs,
+        applicationName,
+        ...(password === undefined ? {} : { password }),
+      });
+    } catch (error) {
+      throw namingRegion(region, error);
+    }
   }
 
   /** An idle connection to the region's primary at once, or null when `acquire` must wait for one. */

@@ -17,6 +17,7 @@ export const ALERT_NAMES = [
   "pool_saturated",
   "two_phase_commit_unacknowledged",
   "collation_differs",
+  "node_claim_missing",
 ] as const;
 export type AlertName = (typeof ALERT_NAMES)[number];
 
