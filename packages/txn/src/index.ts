@@ -47,6 +47,7 @@ export type {
   ClaimChange,
   ClaimConnection,
   ClaimConnector,
+  ClaimRefusal,
   ClaimResult,
   ClaimState,
   NodeClaimOptions,

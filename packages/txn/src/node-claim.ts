@@ -27,12 +27,15 @@ export interface ClaimConnector {
 export const CLAIM_STATES = ["unclaimed", "held", "lost", "elsewhere"] as const;
 export type ClaimState = (typeof CLAIM_STATES)[number];
 
+/** The error a claim refused by another holder is reported with: a SQLSTATE and a hint naming the fix. */
+export type ClaimRefusal = Error & { readonly code: string; readonly hint?: string | undefined };
+
 export type ClaimResult =
   | { readonly region: string; readonly state: "held" }
   | {
       readonly region: string;
       readonly state: "elsewhere";
-      readonly error: TxnError;
+      readonly error: ClaimRefusal;
       readonly holder?: ClaimHolder;
     }
   | { readonly region: string; readonly state: "unreachable"; readonly error: unknown };
@@ -47,8 +50,12 @@ export interface ClaimChange {
 export interface NodeClaimOptions {
   /** The node name, for messages. */
   readonly node: string;
-  /** Every gid prefix this process issues (statements and moves): one lock for each. */
-  readonly prefixes: readonly string[];
+  /** Every gid prefix this process issues (statements and moves): one lock for each (`claimKey`). */
+  readonly prefixes?: readonly string[];
+  /** Further advisory lock keys held the same way, for something else only one process may own. */
+  readonly keys?: readonly bigint[];
+  /** The error for a region where another session holds a key; default `nodeClaimedElsewhere`. */
+  readonly refused?: (region: string, holder: ClaimHolder | undefined) => ClaimRefusal;
   readonly connector: ClaimConnector;
   /** Longest wait for the claim's connection and for each of its statements. Default 5 s. */
   readonly stepTimeoutMs?: number;
@@ -60,6 +67,8 @@ interface RegionClaim {
   state: ClaimState;
   connection: ClaimConnection | undefined;
   taking: Promise<ClaimResult> | undefined;
+  /** A check of the held claim under way (never more than one per connection). */
+  checking: Promise<boolean> | undefined;
 }
 
 /**
@@ -76,6 +85,13 @@ function lockRow(key: bigint): string {
   const unsigned = BigInt.asUintN(64, key);
   return `(l.classid = ${unsigned >> 32n} AND l.objid = ${unsigned & 0xffffffffn})`;
 }
+
+/** Server-side TCP keepalive of the claim's session: idle seconds, interval seconds, probes. */
+const KEEPALIVES = [
+  ["tcp_keepalives_idle", "10"],
+  ["tcp_keepalives_interval", "5"],
+  ["tcp_keepalives_count", "3"],
+] as const;
 
 function isTrue(value: unknown): boolean {
   return value === true || value === "t" || value === "true";
@@ -103,7 +119,8 @@ export class NodeClaim {
   constructor(options: NodeClaimOptions) {
     this.options = options;
     this.node = options.node;
-    this.keys = [...new Set(options.prefixes.map(claimKey))];
+    this.keys = [...new Set([...(options.prefixes ?? []).map(claimKey), ...(options.keys ?? [])])];
+    if (this.keys.length === 0) throw new RangeError("a claim needs at least one prefix or key");
     this.stepTimeoutMs = options.stepTimeoutMs ?? 5_000;
   }
 
@@ -136,9 +153,12 @@ export class NodeClaim {
   }
 
   /**
-   * Checks, on each claim's own connection, that its locks are still this session's; a region whose
-   * check fails or times out loses the claim (the connection is closed) and, like every region
-   * where it is not held, is taken again now.
+   * Checks, on each claim's own connection, that its locks are still this session's, and takes the
+   * claim again in every region where it is not held. A check that fails, or finds the locks gone,
+   * loses the claim (the connection is closed). A check the server has not answered within the step
+   * timeout proves nothing either way and is left running: the session, and with it the locks, stand
+   * until it ends, and closing it here would be what releases them (a frozen server would then wake
+   * up without them). Only the session ending, or an answer, changes the state.
    */
   async verify(regions: readonly string[]): Promise<ClaimResult[]> {
     return Promise.all(
@@ -146,20 +166,33 @@ export class NodeClaim {
         const entry = this.entry(region);
         const connection = entry.connection;
         if (entry.state === "held" && connection !== undefined) {
-          try {
-            const result = await queryWithin(connection, this.checkSql(), this.stepTimeoutMs, () =>
-              stepTimedOut(region, "the check of the node claim", this.stepTimeoutMs),
-            );
-            if (Number(result.rows[0]?.["held"]) === this.keys.length)
-              return { region, state: "held" } as const;
-            this.lose(region, entry, new Error("the claim's locks are no longer held by its session"));
-          } catch (error) {
-            this.lose(region, entry, error);
-          }
+          entry.checking ??= this.check(region, entry, connection).finally(() => {
+            entry.checking = undefined;
+          });
+          let timer: NodeJS.Timeout | undefined;
+          const pending = new Promise<"pending">((resolve) => {
+            timer = setTimeout(() => resolve("pending"), this.stepTimeoutMs);
+          });
+          const verdict = await Promise.race([entry.checking, pending]);
+          clearTimeout(timer);
+          if (verdict !== false) return { region, state: "held" } as const;
         }
         return this.take(region);
       }),
     );
+  }
+
+  /** True when the session still holds every lock; otherwise the claim is lost (false). */
+  private async check(region: string, entry: RegionClaim, connection: ClaimConnection): Promise<boolean> {
+    try {
+      const result = await connection.query(this.checkSql());
+      if (Number(result.rows[0]?.["held"]) === this.keys.length) return true;
+      if (entry.connection === connection)
+        this.lose(region, entry, new Error("the claim's locks are no longer held by its session"));
+    } catch (error) {
+      if (entry.connection === connection) this.lose(region, entry, error);
+    }
+    return false;
   }
 
   /** Ends every claim connection, which releases the locks. */
@@ -179,7 +212,7 @@ export class NodeClaim {
   private entry(region: string): RegionClaim {
     let entry = this.regions.get(region);
     if (entry === undefined) {
-      entry = { state: "unclaimed", connection: undefined, taking: undefined };
+      entry = { state: "unclaimed", connection: undefined, taking: undefined, checking: undefined };
       this.regions.set(region, entry);
     }
     return entry;
@@ -216,7 +249,7 @@ export class NodeClaim {
       const holder = await this.holder(region, connection).catch(() => undefined);
       // Closing the session releases whichever of the locks it did get.
       await connection.close().catch(() => undefined);
-      const error = nodeClaimedElsewhere(this.node, region, holder);
+      const error = this.options.refused?.(region, holder) ?? nodeClaimedElsewhere(this.node, region, holder);
       this.change(region, entry, "elsewhere", holder, error);
       return { region, state: "elsewhere", error, ...(holder === undefined ? {} : { holder }) };
     } catch (error) {
@@ -255,8 +288,13 @@ export class NodeClaim {
   }
 
   private takeSql(): string {
+    // The server's side of the claim's TCP connection is probed too, so a holder whose machine
+    // vanished (no FIN ever sent) loses its claim within about 25 s instead of the system's 2 hours.
+    const keepalives = KEEPALIVES.map(
+      ([name, value]) => `pg_catalog.set_config('${name}', '${value}', false) AS ${name}`,
+    );
     const columns = this.keys.map((key, i) => `pg_catalog.pg_try_advisory_lock(${key}) AS k${i}`);
-    return `SELECT ${columns.join(", ")}`;
+    return `SELECT ${[...keepalives, ...columns].join(", ")}`;
   }
 
   private checkSql(): string {

@@ -5,6 +5,7 @@ import { PgError, SqlState } from "@geo/proto";
 import {
   type ClaimChange,
   type ClaimConnection,
+  type ClaimGuard,
   type ClaimResult,
   Coordinator,
   type DecisionLog,
@@ -95,7 +96,13 @@ export class TxnService {
    * answers, before its recovery; until then no commit involves it.
    */
   async claimNode(regions: readonly string[]): Promise<string[]> {
-    const results = await this.claim.takeAll(regions);
+    let results = await this.claim.takeAll(regions);
+    // A previous life killed a moment ago may still hold it until its server sees the socket close.
+    for (const waitMs of [200, 400, 800]) {
+      if (!results.some((result) => result.state === "elsewhere")) break;
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+      results = await this.claim.takeAll(regions);
+    }
     const refused = results.filter(
       (result): result is Extract<ClaimResult, { state: "elsewhere" }> => result.state === "elsewhere",
     );
@@ -138,6 +145,22 @@ export class TxnService {
     return facts;
   }
 
+  /**
+   * The claim as the coordinators and recoveries ask it (moves' too). A refusal also asks for the
+   * claim to be taken again now, so a region that answers again is not refused until the next
+   * interval.
+   */
+  claimGuard(): ClaimGuard {
+    return {
+      held: (region) => this.claim.held(region),
+      refusal: (regions) => {
+        const refused = this.claim.refusal(regions);
+        if (refused !== null) void this.verifyClaim();
+        return refused;
+      },
+    };
+  }
+
   private verifyClaim(): Promise<unknown> {
     if (this.closed) return Promise.resolve();
     return this.claim.verify(this.regions).catch(() => undefined);
@@ -172,10 +195,11 @@ export class TxnService {
   /** The claim's own connection: never pooled, since a pool's reset would drop its locks. */
   private async claimConnection(region: string): Promise<ClaimConnection> {
     const connection = await this.options.pools.connectOwn(region, claimApplicationName(this.claim.node));
-    const timeoutMs = this.options.config.txn.stepTimeoutMs;
     return {
       ended: connection.closed,
-      query: (sql) => runOn(connection, sql, timeoutMs),
+      // No deadline of its own: the claim bounds what it waits for, and a slow answer must not
+      // close the session, since closing it is what would release the locks.
+      query: (sql) => runOn(connection, sql),
       abandon: () => connection.destroy(),
       close: () => connection.close(),
     };
@@ -289,7 +313,7 @@ export class TxnService {
       decideDeadlineMs: txn.decideDeadlineMs,
       stepTimeoutMs: txn.stepTimeoutMs,
       observer: this.observer(),
-      claim: this.claim,
+      claim: this.claimGuard(),
     });
     const recovery = new Recovery({
       coordinator,
@@ -299,7 +323,7 @@ export class TxnService {
       graceMs: txn.recoveryGraceMs,
       intervalMs: txn.recoveryIntervalMs,
       stepTimeoutMs: txn.stepTimeoutMs,
-      claim: this.claim,
+      claim: this.claimGuard(),
       ...(abandonedBefore === undefined ? {} : { abandonedBefore }),
     });
     if (this.closed) {

@@ -10,7 +10,7 @@ import {
 import type { ConnectFunction } from "@geo/pool";
 import { encodeErrorResponse } from "@geo/proto";
 import { Analyzer } from "@geo/sql";
-import type { NodeClaim } from "@geo/txn";
+import type { ClaimGuard } from "@geo/txn";
 import {
   prepareSecurity,
   type Security,
@@ -182,7 +182,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       ),
     );
 
-  const moves = await startMoves(config, topology, pools, log, directory, reachable, txn.claim).catch(
+  const moves = await startMoves(config, topology, pools, log, directory, reachable, txn.claimGuard()).catch(
     async (error: unknown) => {
       await observability.close();
       await replicas?.close(0);
@@ -347,7 +347,7 @@ async function startMoves(
   log: Logger,
   directory: Directory,
   regions: readonly string[],
-  claim: NodeClaim,
+  claim: ClaimGuard,
 ): Promise<Moves | undefined> {
   if (config.directoryStore === undefined) return undefined;
   if (!(directory instanceof MemoryDirectory))
