@@ -64,12 +64,14 @@ async function createShop(index: number, options: string): Promise<void> {
   }
 }
 
+/** Proxies of this file run at once over the same servers: each needs its own node name. */
+let nodes = 0;
+
 /** Endpoints naming "shop", or (`clientsChoose`) no database: each client's own is used. */
 function configFor(ports: readonly number[], clientsChoose = false) {
-  const toml = regionsToml(ports, ITEMS_TOML).replaceAll(
-    ', database = "postgres"',
-    clientsChoose ? "" : ', database = "shop"',
-  );
+  const toml = regionsToml(ports, ITEMS_TOML)
+    .replaceAll(', database = "postgres"', clientsChoose ? "" : ', database = "shop"')
+    .replace("[server]\n", `[server]\nnode = "collation-${++nodes}"\n`);
   return parseConfig(toml, "collation.toml");
 }
 

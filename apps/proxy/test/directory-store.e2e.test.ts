@@ -26,8 +26,9 @@ function connect(port: number, user = "app"): Promise<pg.Client> {
   return connectAs(port, user);
 }
 
-async function start(extra: string): Promise<RunningProxy> {
-  return startRegionsProxy(cluster, `${AUTH}\n${extra}`, "directory.toml");
+/** `node`: a second proxy of the file, running beside the first, needs a name of its own. */
+async function start(extra: string, node?: string): Promise<RunningProxy> {
+  return startRegionsProxy(cluster, `${AUTH}\n${extra}`, "directory.toml", node);
 }
 
 /** The ROUTE answer's `field -> value` pairs. */
@@ -70,7 +71,7 @@ describe("the directory store", () => {
       );
       expect(found.rows[0].present).toBe(true);
     }
-    const again = await start("[directory_store]\n");
+    const again = await start("[directory_store]\n", "again");
     await again.close({ timeoutMs: 200 });
   });
 
@@ -107,7 +108,7 @@ describe("the directory store", () => {
   });
 
   it("loads the directory at start: a new proxy routes the recorded key to one region", async () => {
-    const again = await start("[directory_store]\n");
+    const again = await start("[directory_store]\n", "again");
     try {
       const client = await connect(again.port);
       expect((await routeOf(client, "SELECT * FROM users WHERE tenant_id = 'zoe'")).plan).toMatch(
@@ -159,7 +160,7 @@ describe("hints", () => {
 
 describe("guards", () => {
   it("refuse in PostgreSQL a write for a key the region's own directory places elsewhere", async () => {
-    guarded = await start("[directory_store]\nguard = true\n");
+    guarded = await start("[directory_store]\nguard = true\n", "guarded");
     // zoe lives in eu-west; a write that reaches us-east directly (a stale router) is refused there.
     await direct["us-east"].query(
       "INSERT INTO geoproxy_directory (key, region) VALUES ('zoe', 'eu-west') ON CONFLICT DO NOTHING",

@@ -137,6 +137,14 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
   "txn.resolutionUnknown": [["geo_node1_42", boom]],
   "txn.invalidPrefix": [["1bad"]],
   "txn.foreignGid": [["other_7", "geo_node1"]],
+  "txn.nodeClaimedElsewhere": [
+    ["node1", "eu", { pid: 4242, applicationName: "geoproxy node node1", clientAddress: "10.0.0.5" }],
+    ["node1", "eu"],
+  ],
+  "txn.nodeClaimNotHeld": [
+    ["node1", ["eu"]],
+    ["node1", ["eu", "us"]],
+  ],
   "txn.gidInUse": [["geo_node1_42"]],
   "txn.duplicateRegion": [["eu"]],
   "txn.decisionLogCorrupt": [["/var/lib/geoproxy/decisions.log", 12]],

@@ -171,7 +171,8 @@ describe("a region the health monitor marks down", () => {
       regionsToml(
         regions.cluster.servers.map((server) => server.port),
         "\n[pool]\nunreachable_timeout_ms = 600000\n\n[admin]\nport = 0\n",
-      ),
+        // Its own node name: the file's first proxy runs over the same servers.
+      ).replace("[server]\n", '[server]\nnode = "monitored"\n'),
       "monitor.toml",
     );
     proxy = await startProxy({

@@ -42,7 +42,8 @@ function configWith(extraToml: string, serverFields = "") {
   const toml = regionsToml(
     regions.cluster.servers.map((server) => server.port),
     extraToml,
-  ).replace("[server]\n", `[server]\n${serverFields}`);
+    // A name of its own: the file's first proxy (startRealRegions) runs over the same servers.
+  ).replace("[server]\n", `[server]\nnode = "down-at-start"\n${serverFields}`);
   return parseConfig(toml, "down-at-start.toml");
 }
 

@@ -308,7 +308,11 @@ describe("reads and replicas", () => {
     const [eu, us] = cluster.servers;
     // The topology names the standby as the primary and the primary as its replica.
     const swapped = await startProxy({
-      config: parseConfig(regionsToml(replica.port, eu!.port, us!.port), "swapped.toml"),
+      // Its own node name: the first proxy of the file, over the same servers, holds the default one.
+      config: parseConfig(
+        regionsToml(replica.port, eu!.port, us!.port).replace("[server]\n", '[server]\nnode = "swapped"\n'),
+        "swapped.toml",
+      ),
       directory: new MemoryDirectory([["alice", "eu-west"]]),
       logLevel: "silent",
       port: 0,

@@ -102,10 +102,14 @@ let scramProxy: RunningProxy;
 let md5Proxy: RunningProxy;
 const delays: number[] = [];
 
+/** Several proxies of this file run at once over one server: each needs its own node name. */
+let nodes = 0;
+
 function toml(port: number, extra: string, host = "localhost"): string {
   return `[server]
 host = "127.0.0.1"
 port = 0
+node = "security-${++nodes}"
 
 [[topology.regions]]
 id = "eu"

@@ -54,8 +54,15 @@ function endpoint(server: { host: string; port: number; user: string; database: 
   return { host: server.host, port: server.port, user: server.user, database: server.database };
 }
 
+/** Proxies of one world run at once over the same servers: each needs its own node name. */
+let nodes = 0;
+
 function proxyOver(regions: readonly PgServer[], extraToml: string): Promise<RunningProxy> {
-  const config = parseConfig(fidelityConfigToml(regions, 0, undefined, extraToml), "fidelity.toml");
+  const toml = fidelityConfigToml(regions, 0, undefined, extraToml).replace(
+    "[server]\n",
+    `[server]\nnode = "fidelity-${++nodes}"\n`,
+  );
+  const config = parseConfig(toml, "fidelity.toml");
   const directory = new MemoryDirectory(TENANTS.map((tenant) => [tenant.key, tenant.region] as const));
   return startProxy({ config, directory, port: 0, logLevel: "silent" });
 }

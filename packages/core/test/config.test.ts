@@ -231,18 +231,38 @@ region = "eu-central"
     expect(none.routing.defaultPlacement).toBeUndefined();
   });
 
-  it("checks that a majority directory store leases for at least three polls", () => {
-    const error = configError(
-      `${REGIONS}\n[directory_store]\nauthority = "majority"\npoll_ms = 1000\nlease_ms = 2000\n`,
+  it("refuses each field only a shared directory would read, naming its line, and keeps the defaults", () => {
+    const store = `${REGIONS}\n[directory_store]\n`;
+    const shared = configError(`${store}shared = true\n`);
+    expect(shared).toMatchObject({
+      code: "not_available",
+      path: "directory_store.shared",
+      choices: ["false"],
+    });
+    expect(shared.message).toMatch(
+      /^test\.toml:\d+: directory_store\.shared: .*not available yet.*\(valid: false\)$/,
     );
-    expect(error.path).toBe("directory_store.lease_ms");
-    const store = parseConfig(
-      `${REGIONS}\n[directory_store]\nshared = true\nauthority = "us-east"\n`,
-    ).directoryStore;
-    expect(store).toMatchObject({
-      shared: true,
-      authority: "us-east",
+    expect(shared.line).toBe(store.split("\n").length);
+    for (const authority of ["majority", "us-east", "eu-west"]) {
+      const error = configError(`${store}authority = "${authority}"\n`);
+      expect(error).toMatchObject({
+        code: "not_available",
+        path: "directory_store.authority",
+        choices: ["home"],
+      });
+      expect(error.message).toContain("not available yet");
+    }
+    for (const field of ["poll_ms", "lease_ms"]) {
+      const error = configError(`${store}${field} = 500\n`);
+      expect(error).toMatchObject({ code: "not_available", path: `directory_store.${field}` });
+      expect(error.line).toBe(store.split("\n").length);
+      expect(error.message).toContain("remove the line");
+    }
+    expect(parseConfig(`${store}shared = false\nauthority = "home"\n`).directoryStore).toMatchObject({
+      shared: false,
+      authority: "home",
       pollMs: DEFAULTS.directoryStore.pollMs,
+      leaseMs: DEFAULTS.directoryStore.leaseMs,
     });
   });
 

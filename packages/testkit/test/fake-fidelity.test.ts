@@ -116,6 +116,32 @@ describe.each([
     expect((await client.query("ROLLBACK PREPARED 'geo_fidelity'")).error?.code).toBe("42704");
   });
 
+  it("grants a session advisory lock to one session at a time and releases it when that session ends", async () => {
+    const connect = () =>
+      RawClient.connect({ host: target.host, port: target.port, user: "postgres", database: "postgres" });
+    const take =
+      "SELECT pg_catalog.pg_try_advisory_lock(-7263011845) AS k0, pg_catalog.pg_try_advisory_lock(42) AS k1";
+    const mine =
+      "SELECT count(*) AS held FROM pg_catalog.pg_locks l WHERE l.locktype = 'advisory' AND l.granted" +
+      " AND l.objsubid = 1 AND l.pid = pg_catalog.pg_backend_pid() AND (l.objid = 42 OR l.classid = 4294967294)";
+    const first = await connect();
+    const second = await connect();
+    try {
+      expect((await first.query(take)).rows).toEqual([["t", "t"]]);
+      expect((await first.query(mine)).rows).toEqual([["2"]]);
+      expect((await second.query(take)).rows).toEqual([["f", "f"]]);
+      expect((await second.query(mine)).rows).toEqual([["0"]]);
+      await first.close();
+      let again = (await second.query(take)).rows;
+      // The server ends the session a moment after its socket closes.
+      while (again[0]?.[0] !== "t") again = (await second.query(take)).rows;
+      expect(again).toEqual([["t", "t"]]);
+    } finally {
+      await first.close().catch(() => undefined);
+      await second.close();
+    }
+  });
+
   it("suspends a portal at the row limit and counts only the last Execute's rows in its tag", async () => {
     client.send(
       Buffer.concat([

@@ -65,7 +65,19 @@ export interface CoordinatorOptions {
    * bounded by what is left of `decideDeadlineMs` instead. Default 5 s.
    */
   stepTimeoutMs?: number;
+  /**
+   * This process's claim on the prefix (`NodeClaim`): a commit whose regions it does not all hold
+   * is refused before PREPARE, and aborted if the claim is lost before the decision is written, so
+   * no decision is ever made while another process may be recovering this prefix's transactions.
+   */
+  claim?: ClaimGuard;
   clock?: () => number;
+}
+
+/** What the coordinator and recovery ask of a claim: the error to refuse with, or null when held. */
+export interface ClaimGuard {
+  refusal(regions: readonly string[]): TxnError | null;
+  held(region: string): boolean;
 }
 
 export interface CommitOptions {
@@ -144,6 +156,7 @@ export class Coordinator {
   private readonly decideDeadlineMs: number;
   private readonly stepTimeoutMs: number;
   private readonly clock: () => number;
+  private readonly claim: ClaimGuard | undefined;
   private readonly tracked = new Map<string, Tracked>();
   private readonly recentlyDecided = new Set<string>();
   private counts = { committed: 0, aborted: 0, inDoubt: 0 };
@@ -159,6 +172,7 @@ export class Coordinator {
     this.decideDeadlineMs = options.decideDeadlineMs ?? 5_000;
     this.stepTimeoutMs = options.stepTimeoutMs ?? 5_000;
     this.clock = options.clock ?? Date.now;
+    this.claim = options.claim;
   }
 
   get prefix(): string {
@@ -185,6 +199,13 @@ export class Coordinator {
     }
     const gid = options.gid === undefined ? this.newGid() : this.gids.assertOwn(options.gid);
     if (this.tracked.has(gid)) throw gidInUse(gid);
+    const unclaimed = this.claim?.refusal(regions) ?? null;
+    if (unclaimed !== null) {
+      // Nothing prepared yet: the open transactions are simply rolled back.
+      await this.rollback(participants);
+      this.finish("aborted", gid);
+      throw unclaimed;
+    }
     const tracked: Tracked = {
       gid,
       participants: regions,
@@ -207,6 +228,12 @@ export class Coordinator {
     if (elapsed > this.decideDeadlineMs) {
       await this.abort(tracked, prepared, []);
       throw prepareTooSlow(elapsed, this.decideDeadlineMs);
+    }
+    // The claim may have been lost while preparing; deciding now could race another process's recovery.
+    const lost = this.claim?.refusal(regions) ?? null;
+    if (lost !== null) {
+      await this.abort(tracked, prepared, []);
+      throw lost;
     }
 
     tracked.phase = "deciding";

@@ -223,3 +223,50 @@ export function decisionLogClosed(): TxnError {
     message: "the decision log is closed",
   });
 }
+
+/** Who holds a claim, as far as the region's pg_locks and pg_stat_activity tell. */
+export interface ClaimHolder {
+  readonly pid?: number;
+  readonly applicationName?: string;
+  readonly clientAddress?: string;
+}
+
+function describeHolder(holder: ClaimHolder | undefined): string {
+  if (holder?.pid === undefined) return "another session";
+  const parts = [`backend pid ${holder.pid}`];
+  if (holder.applicationName !== undefined && holder.applicationName !== "")
+    parts.push(`application_name "${holder.applicationName}"`);
+  if (holder.clientAddress !== undefined) parts.push(`from ${holder.clientAddress}`);
+  return parts.join(", ");
+}
+
+/**
+ * Another live process holds the claim on this node's transaction id prefix in a region: it is a
+ * proxy with the same node name (or one that maps to the same prefix), and two coordinators of one
+ * prefix would each recover, and roll back, what the other prepared.
+ */
+export function nodeClaimedElsewhere(node: string, region: string, holder?: ClaimHolder): TxnError {
+  return new TxnError({
+    code: "55006",
+    message: `node "${node}" is in use: another proxy holds its claim in region ${region} (${describeHolder(holder)})`,
+    detail:
+      "Two proxies with one node name share its two-phase commit transaction ids, and each one's recovery would roll back what the other prepared.",
+    hint: "Give each proxy its own [server] node (names that differ only in characters other than letters, digits and _ count as the same); or stop the other proxy first.",
+    region,
+  });
+}
+
+/**
+ * A write across regions while this proxy cannot prove that it alone holds its node's claim in
+ * some of them (the claim's connection broke, the region has not answered since start, or another
+ * process took the claim): nothing is decided there until the claim is taken again.
+ */
+export function nodeClaimNotHeld(node: string, regions: readonly string[]): TxnError {
+  return new TxnError({
+    code: "55000",
+    message: `writes across regions are suspended: this proxy does not hold the claim on node "${node}" in ${regions.length === 1 ? "region" : "regions"} ${regions.join(", ")}`,
+    detail: "The transaction was rolled back in every region.",
+    hint: "Retry once the claim is taken again (the proxy retries by itself; see its log and SHOW ALERTS); if another proxy runs with the same [server] node, give each its own.",
+    ...(regions.length === 1 ? { region: regions[0]! } : {}),
+  });
+}

@@ -1,6 +1,7 @@
 /** Two-phase commit coordinator, decision log and recovery. */
 
 export type {
+  ClaimGuard,
   CommitOptions,
   CommitResult,
   CoordinatorOptions,
@@ -15,6 +16,7 @@ export type { LockOwner, StaleLock, StaleLockReason } from "./decision-log-lock.
 export { STALE_LOCK_REASONS } from "./decision-log-lock.js";
 export { TXN_ERRORS } from "./error-catalog.js";
 export {
+  type ClaimHolder,
   decidedAbortElsewhere,
   decisionLogClosed,
   decisionLogCorrupt,
@@ -25,6 +27,8 @@ export {
   invalidPrefix,
   isConnectionFailure,
   isStepTimeout,
+  nodeClaimedElsewhere,
+  nodeClaimNotHeld,
   noParticipants,
   participantRefused,
   prepareRolledBack,
@@ -39,6 +43,16 @@ export {
 export type { FileDecisionLogOptions } from "./file-decision-log.js";
 export { FileDecisionLog } from "./file-decision-log.js";
 export { GidFactory } from "./gid.js";
+export type {
+  ClaimChange,
+  ClaimConnection,
+  ClaimConnector,
+  ClaimRefusal,
+  ClaimResult,
+  ClaimState,
+  NodeClaimOptions,
+} from "./node-claim.js";
+export { CLAIM_STATES, claimKey, NodeClaim } from "./node-claim.js";
 export type {
   Participant,
   ParticipantConnector,

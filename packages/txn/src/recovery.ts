@@ -1,4 +1,4 @@
-import type { Coordinator } from "./coordinator.js";
+import type { ClaimGuard, Coordinator } from "./coordinator.js";
 import type { Decision, DecisionLog, DecisionRecord } from "./decision-log.js";
 import { sqlStateOf, stepTimedOut } from "./errors.js";
 import type { ParticipantConnector, RecoveryConnection } from "./participant.js";
@@ -33,6 +33,11 @@ export interface RecoveryOptions {
    * the pass for the others. Default 5 s.
    */
   stepTimeoutMs?: number;
+  /**
+   * This process's claim on the prefix: a region where it is not held is not scanned or acted on
+   * (a failure of the pass), since another process with the same prefix may be deciding there.
+   */
+  claim?: ClaimGuard;
   clock?: () => number;
 }
 
@@ -124,6 +129,8 @@ export class Recovery {
         this.options.regions.map(async (region) => {
           let connection: RecoveryConnection | undefined;
           try {
+            const unclaimed = this.options.claim?.refusal([region]) ?? null;
+            if (unclaimed !== null) throw unclaimed;
             connection = await connectWithin(connector, region, this.stepTimeoutMs, () =>
               stepTimedOut(region, "a connection for recovery", this.stepTimeoutMs),
             );
@@ -240,6 +247,12 @@ export class Recovery {
     connection: RecoveryConnection,
     report: RecoveryReport,
   ): Promise<boolean> {
+    // Scanned under the claim, but it may have been lost since: act only while it holds.
+    const unclaimed = this.options.claim?.refusal([region]) ?? null;
+    if (unclaimed !== null) {
+      report.failures.push({ region, gid, error: unclaimed });
+      return false;
+    }
     try {
       const statement = decision === "commit" ? "COMMIT PREPARED" : "ROLLBACK PREPARED";
       await queryWithin(

@@ -41,15 +41,15 @@ export async function queryWithin(
  * Opens a connection through `connector`, waiting at most `timeoutMs`; a connection that arrives
  * after the deadline is closed at once, so no connection is left behind by a caller that moved on.
  */
-export async function connectWithin(
-  connector: ParticipantConnector,
+export async function connectWithin<C extends RecoveryConnection = RecoveryConnection>(
+  connector: ParticipantConnector | { connect(region: string): Promise<C> },
   region: string,
   timeoutMs: number,
   timedOut: TimeoutError,
-): Promise<RecoveryConnection> {
+): Promise<C> {
   let timer: NodeJS.Timeout | undefined;
   let expired = false;
-  const opening = connector.connect(region);
+  const opening = connector.connect(region) as Promise<C>;
   opening.then(
     (connection) => {
       if (expired) connection.close().catch(() => {});

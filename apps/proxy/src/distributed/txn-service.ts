@@ -3,9 +3,14 @@ import { join } from "node:path";
 import type { GeoConfig, Topology } from "@geo/core";
 import { PgError, SqlState } from "@geo/proto";
 import {
+  type ClaimChange,
+  type ClaimConnection,
+  type ClaimGuard,
+  type ClaimResult,
   Coordinator,
   type DecisionLog,
   FileDecisionLog,
+  NodeClaim,
   type ParticipantConnector,
   type QueryResult,
   Recovery,
@@ -17,6 +22,7 @@ import {
 } from "@geo/txn";
 import type { RegionPools } from "../executor/region-pools.js";
 import type { Logger } from "../log.js";
+import type { Fact } from "../observability/alert-book.js";
 import type { InDoubtLedger } from "../observability/in-doubt-ledger.js";
 import { txnErrorToPg } from "./txn-errors.js";
 
@@ -34,6 +40,16 @@ export function prefixFor(node: string): string {
   return `geo_${node.replace(/[^A-Za-z0-9_]/g, "_")}`.slice(0, 100);
 }
 
+/** The prefix of the node's moves (`[directory_store]`), apart from its statements' own. */
+export function movePrefixFor(node: string): string {
+  return `${prefixFor(node).slice(0, 96)}_mv`;
+}
+
+/** How the node claim's sessions show in pg_stat_activity, so that a refused proxy can name its holder. */
+export function claimApplicationName(node: string): string {
+  return `geoproxy node ${node}`.slice(0, 63);
+}
+
 /**
  * The proxy's two-phase commit machinery: the decision log named by `[txn]`, the coordinator and
  * recovery. The file log is opened at start when it exists (a previous run may have left
@@ -44,6 +60,13 @@ export function prefixFor(node: string): string {
  */
 export class TxnService {
   readonly prefix: string;
+  /**
+   * The claim on this node's prefixes in every region (packages/txn README, "One coordinator per
+   * prefix"): taken at start before anything is recovered, checked at every recovery interval, and
+   * required by the coordinator and recovery in each region they act in.
+   */
+  readonly claim: NodeClaim;
+  private claimTimer: NodeJS.Timeout | undefined;
   private readonly options: TxnServiceOptions;
   private opening: Promise<{ coordinator: Coordinator; recovery: Recovery }> | null = null;
   private opened: { coordinator: Coordinator; recovery: Recovery; log: DecisionLog } | null = null;
@@ -54,8 +77,132 @@ export class TxnService {
 
   constructor(options: TxnServiceOptions) {
     this.options = options;
-    this.prefix = prefixFor(options.config.server.node);
+    const node = options.config.server.node;
+    this.prefix = prefixFor(node);
     this.regions = options.topology.regionIds;
+    this.claim = new NodeClaim({
+      node,
+      prefixes: [this.prefix, movePrefixFor(node)],
+      connector: { connect: (region) => this.claimConnection(region) },
+      stepTimeoutMs: options.config.txn.stepTimeoutMs,
+      onChange: (change) => this.claimChanged(change),
+    });
+  }
+
+  /**
+   * Takes the node's claim in `regions` (those that answered at start): before recovery and before
+   * the proxy listens. Resolves with one line per region where another live process holds it (the
+   * proxy must not start), or none. A region that cannot be claimed now (down) is claimed when it
+   * answers, before its recovery; until then no commit involves it.
+   */
+  async claimNode(regions: readonly string[]): Promise<string[]> {
+    let results = await this.claim.takeAll(regions);
+    // A previous life killed a moment ago may still hold it until its server sees the socket close.
+    for (const waitMs of [200, 400, 800]) {
+      if (!results.some((result) => result.state === "elsewhere")) break;
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+      results = await this.claim.takeAll(regions);
+    }
+    const refused = results.filter(
+      (result): result is Extract<ClaimResult, { state: "elsewhere" }> => result.state === "elsewhere",
+    );
+    if (refused.length > 0) {
+      await this.claim.close();
+      return refused.map((result) => `${result.error.message}: ${result.error.hint ?? ""}`);
+    }
+    for (const result of results) {
+      if (result.state === "unreachable")
+        this.options.log.warn(
+          { region: result.region, err: result.error },
+          "cannot take the node claim in this region yet: writes across regions that involve it wait until it is taken",
+        );
+    }
+    this.claimTimer = setInterval(() => void this.verifyClaim(), this.options.config.txn.recoveryIntervalMs);
+    this.claimTimer.unref();
+    return [];
+  }
+
+  /**
+   * One `node_claim_missing` alert per region where the claim was lost or is held by another
+   * process, while the proxy runs: commits across regions involving it are refused meanwhile. A
+   * region never claimed since start (down) is already a `backend_down` alert.
+   */
+  claimFacts(): Fact[] {
+    if (this.closed || this.claimTimer === undefined) return [];
+    const facts: Fact[] = [];
+    for (const region of this.regions) {
+      const state = this.claim.state(region);
+      if (state !== "lost" && state !== "elsewhere") continue;
+      facts.push({
+        name: "node_claim_missing",
+        subject: region,
+        message:
+          state === "elsewhere"
+            ? `another process holds node ${this.claim.node}'s claim in ${region}: writes across regions involving it are refused; give each proxy its own [server] node`
+            : `node ${this.claim.node}'s claim in ${region} was lost and is being taken again: writes across regions involving it are refused meanwhile`,
+      });
+    }
+    return facts;
+  }
+
+  /**
+   * The claim as the coordinators and recoveries ask it (moves' too). A refusal also asks for the
+   * claim to be taken again now, so a region that answers again is not refused until the next
+   * interval.
+   */
+  claimGuard(): ClaimGuard {
+    return {
+      held: (region) => this.claim.held(region),
+      refusal: (regions) => {
+        const refused = this.claim.refusal(regions);
+        if (refused !== null) void this.verifyClaim();
+        return refused;
+      },
+    };
+  }
+
+  private verifyClaim(): Promise<unknown> {
+    if (this.closed) return Promise.resolve();
+    return this.claim.verify(this.regions).catch(() => undefined);
+  }
+
+  private claimChanged(change: ClaimChange): void {
+    const log = this.options.log;
+    const fields = { region: change.region, node: this.claim.node, err: change.error, holder: change.holder };
+    switch (change.state) {
+      case "held":
+        log.info(fields, "node claim held");
+        return;
+      case "lost":
+        log.warn(
+          fields,
+          "node claim lost: no commit across regions involving this region until it is taken again",
+        );
+        // Taken again at once when nothing else holds it; otherwise at each interval.
+        void this.verifyClaim();
+        return;
+      case "elsewhere":
+        log.error(
+          fields,
+          "another process holds this node's claim: writes across regions involving this region are refused; give each proxy its own [server] node",
+        );
+        return;
+      case "unclaimed":
+        return;
+    }
+  }
+
+  /** The claim's own connection: never pooled, since a pool's reset would drop its locks. */
+  private async claimConnection(region: string): Promise<ClaimConnection> {
+    const connection = await this.options.pools.connectClaim(region, claimApplicationName(this.claim.node));
+    return {
+      ended: connection.closed,
+      // No deadline of its own: the claim bounds what it waits for, and a slow answer must not
+      // close the session, since closing it is what would release the locks.
+      query: (sql) => runOn(connection, sql),
+      abandon: () => connection.destroy(),
+      close: () => connection.close(),
+    };
   }
 
   get logPath(): string {
@@ -95,6 +242,8 @@ export class TxnService {
   private async recoverySweep(): Promise<RecoveryReport | null> {
     const opened = this.opened;
     if (opened === null || this.closed) return null;
+    // A region that answers again is claimed before it is recovered; one still unclaimed is skipped.
+    await this.verifyClaim();
     try {
       const report = await opened.recovery.runOnce();
       this.report(report);
@@ -109,10 +258,14 @@ export class TxnService {
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer !== undefined) clearInterval(this.timer);
+    if (this.claimTimer !== undefined) clearInterval(this.claimTimer);
     const opened = this.opened ?? (await this.opening?.then(() => this.opened).catch(() => null)) ?? null;
-    if (opened === null) return;
-    await opened.recovery.stop();
-    await opened.log.close().catch(() => {});
+    if (opened !== null) {
+      await opened.recovery.stop();
+      await opened.log.close().catch(() => {});
+    }
+    // Last: nothing decides or recovers any more once the claim is given up.
+    await this.claim.close();
   }
 
   private ready(): Promise<{ coordinator: Coordinator; recovery: Recovery }> {
@@ -160,6 +313,7 @@ export class TxnService {
       decideDeadlineMs: txn.decideDeadlineMs,
       stepTimeoutMs: txn.stepTimeoutMs,
       observer: this.observer(),
+      claim: this.claimGuard(),
     });
     const recovery = new Recovery({
       coordinator,
@@ -169,6 +323,7 @@ export class TxnService {
       graceMs: txn.recoveryGraceMs,
       intervalMs: txn.recoveryIntervalMs,
       stepTimeoutMs: txn.stepTimeoutMs,
+      claim: this.claimGuard(),
       ...(abandonedBefore === undefined ? {} : { abandonedBefore }),
     });
     if (this.closed) {

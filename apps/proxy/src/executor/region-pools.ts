@@ -63,6 +63,27 @@ export class RegionPools {
       });
   }
 
+  /**
+   * A connection of its own to the region's primary, outside every pool, as the proxy's own role in
+   * the endpoint's database: for a session that must outlive any checkout, such as the node claim,
+   * whose session-level locks a pool's reset would release. The caller closes it.
+   */
+  async connectClaim(region: string, applicationName: string): Promise<BackendConnection> {
+    const endpoint = this.topology.region(region)!.primary;
+    const key = this.keyOf(region, endpoint.user ?? "postgres");
+    const password = this.passwords.get(`${key.host}:${key.port}`);
+    try {
+      return await this.connect({
+        ...key,
+        connectTimeoutMs: this.connectTimeoutMs,
+        applicationName,
+        ...(password === undefined ? {} : { password }),
+      });
+    } catch (error) {
+      throw namingRegion(region, error);
+    }
+  }
+
   /** An idle connection to the region's primary at once, or null when `acquire` must wait for one. */
   tryAcquire(region: string, user: string, database?: string): Lease | null {
     return this.poolOf(region, user, database).tryAcquire();

@@ -9,11 +9,18 @@ import {
   SqlState,
 } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
-import { Coordinator, type ParticipantConnector, Recovery, TableDecisionLog } from "@geo/txn";
+import {
+  type ClaimGuard,
+  Coordinator,
+  type ParticipantConnector,
+  Recovery,
+  TableDecisionLog,
+} from "@geo/txn";
 import { parseRebalance } from "../console/rebalance.js";
 import { MOVE_COLUMNS, parseRelocate } from "../console/relocate.js";
 import { DirectoryStore, type Location } from "../directory/directory-store.js";
 import { query, RegionRunner } from "../directory/region-runner.js";
+import { movePrefixFor } from "../distributed/txn-service.js";
 import type { StatementMode } from "../engine/statement-mode.js";
 import type { Leg } from "../executor/leg.js";
 import type { RegionPools } from "../executor/region-pools.js";
@@ -40,6 +47,8 @@ export interface MovesOptions {
   readonly directory: MutableDirectory;
   /** The regions reachable at start (default: all); the others join through `regionReachable`. */
   readonly regions?: readonly string[];
+  /** The node's claim (it covers the moves' own prefix): moves decide and recover only under it. */
+  readonly claim?: ClaimGuard;
 }
 
 /** An admitted statement (or simple-query string): in flight until released. */
@@ -132,12 +141,13 @@ export class Moves {
       };
       // Its own prefix: the statement coordinator's recovery never claims a move's transactions.
       const coordinator = new Coordinator({
-        prefix: movePrefix(this.options.config.server.node),
+        prefix: movePrefixFor(this.options.config.server.node),
         log,
         connector,
         // Below the grace period recovery gives it, as for the statement coordinator.
         decideDeadlineMs: this.options.config.txn.decideDeadlineMs,
         stepTimeoutMs: this.options.config.txn.stepTimeoutMs,
+        ...(this.options.claim === undefined ? {} : { claim: this.options.claim }),
       });
       const recovery = new Recovery({
         coordinator,
@@ -147,6 +157,7 @@ export class Moves {
         graceMs: this.options.config.txn.recoveryGraceMs,
         intervalMs: this.options.config.txn.recoveryIntervalMs,
         stepTimeoutMs: this.options.config.txn.stepTimeoutMs,
+        ...(this.options.claim === undefined ? {} : { claim: this.options.claim }),
       });
       await recovery.start().catch((error: unknown) => {
         this.options.log.warn({ err: error }, "start-up recovery of moves failed; it is retried");
@@ -423,12 +434,4 @@ function toResult(rows: { rows: Record<string, string | null>[]; tag: string }):
   command: string;
 } {
   return { rows: rows.rows, command: rows.tag };
-}
-
-/**
- * The gid prefix of moves: `geo_<node>_mv`. Statement commits use `geo_<node>`, and a gid's
- * unique part never holds `_`, so neither coordinator's recovery claims the other's transactions.
- */
-function movePrefix(node: string): string {
-  return `geo_${node.replace(/[^A-Za-z0-9_]/g, "_")}`.slice(0, 96) + "_mv";
 }

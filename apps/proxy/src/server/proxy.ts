@@ -10,6 +10,7 @@ import {
 import type { ConnectFunction } from "@geo/pool";
 import { encodeErrorResponse } from "@geo/proto";
 import { Analyzer } from "@geo/sql";
+import type { ClaimGuard } from "@geo/txn";
 import {
   prepareSecurity,
   type Security,
@@ -142,6 +143,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   await sequenceIds.check(reachable, config.pool.connectTimeoutMs);
   const replicas = ReplicaService.create(config, topology, security.connect);
   await replicas?.start();
+  let txnRef: TxnService | undefined;
   const observability = await Observability.start({
     config,
     topology,
@@ -152,7 +154,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     plan: (analysis, params) => router.plan(analysis, params),
     ...(replicas === undefined ? {} : { health: replicas.health }),
     downAtStart: down.map((probe) => ({ region: probe.region, reason: probe.error ?? "unreachable" })),
-    facts: () => [...collations.facts(), ...sequenceIds.facts()],
+    facts: () => [...collations.facts(), ...sequenceIds.facts(), ...(txnRef?.claimFacts() ?? [])],
   }).catch(async (error: unknown) => {
     await replicas?.close(0);
     await pools.close(0);
@@ -163,6 +165,17 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   security.watchHealth(observability.health);
 
   const txn = new TxnService({ config, topology, pools, log, ledger: observability.inDoubt });
+  txnRef = txn;
+  // Before anything is recovered or served: another live proxy with this node's transaction id
+  // prefix would recover (and roll back) what this one prepares, and the other way round.
+  const claimed = await txn.claimNode(reachable);
+  if (claimed.length > 0) {
+    await txn.close();
+    await observability.close();
+    await replicas?.close(0);
+    await pools.close(0);
+    throw new StartupError(claimed);
+  }
   // Without the log only writes across regions are unavailable (55000); opening is retried on each.
   await txn
     .start()
@@ -173,7 +186,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       ),
     );
 
-  const moves = await startMoves(config, topology, pools, log, directory, reachable).catch(
+  const moves = await startMoves(config, topology, pools, log, directory, reachable, txn.claimGuard()).catch(
     async (error: unknown) => {
       await observability.close();
       await replicas?.close(0);
@@ -313,11 +326,14 @@ function delay(ms: number): Promise<void> {
 }
 
 /**
- * What a region down at start missed, run once it answers: recovery of the two-phase commits a
+ * What a region down at start missed, run once it answers: the node claim there, recovery of the two-phase commits a
  * previous run left prepared there (rather than at the next interval) and, with `[directory_store]`,
  * its directory table and the moves left prepared there. Throws, to be retried, while it fails.
  */
 async function catchUpRegion(region: string, txn: TxnService, moves: Moves | undefined): Promise<void> {
+  // Claimed first: nothing is recovered there, for statements or moves, without the claim.
+  const claimed = await txn.claim.take(region);
+  if (claimed.state !== "held") throw claimed.error;
   await moves?.regionReachable(region);
   const report = await txn.recoverNow();
   const failed = report?.failures.find((failure) => failure.region === region);
@@ -335,6 +351,7 @@ async function startMoves(
   log: Logger,
   directory: Directory,
   regions: readonly string[],
+  claim: ClaimGuard,
 ): Promise<Moves | undefined> {
   if (config.directoryStore === undefined) return undefined;
   if (!(directory instanceof MemoryDirectory))
@@ -342,7 +359,7 @@ async function startMoves(
       `${config.file}: [directory_store] keeps the directory itself; start the proxy without another directory`,
     ]);
   try {
-    return await Moves.start({ config, topology, pools, log, directory, regions });
+    return await Moves.start({ config, topology, pools, log, directory, regions, claim });
   } catch (error) {
     throw new StartupError([
       `cannot open the directory store ([directory_store] table "${config.directoryStore.table}"): ${error instanceof Error ? error.message : String(error)}`,

@@ -46,14 +46,23 @@ export async function connectAs(port: number, user: string): Promise<pg.Client> 
   return client;
 }
 
-/** A proxy over the cluster's three servers as eu-west, us-east and ap-south, with `extra` TOML. */
-export function startRegionsProxy(cluster: PgCluster, extra: string, file: string): Promise<RunningProxy> {
+/**
+ * A proxy over the cluster's three servers as eu-west, us-east and ap-south, with `extra` TOML;
+ * `node` names it (proxies running at once over the same servers need names of their own).
+ */
+export function startRegionsProxy(
+  cluster: PgCluster,
+  extra: string,
+  file: string,
+  node?: string,
+): Promise<RunningProxy> {
+  const toml = regionsToml(
+    cluster.servers.map((s) => s.port),
+    extra,
+  );
   return startProxy({
     config: parseConfig(
-      regionsToml(
-        cluster.servers.map((s) => s.port),
-        extra,
-      ),
+      node === undefined ? toml : toml.replace("[server]\n", `[server]\nnode = "${node}"\n`),
       file,
     ),
     logLevel: (process.env["GEO_LOG"] as "silent" | undefined) ?? "silent",

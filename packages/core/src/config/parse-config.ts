@@ -526,14 +526,40 @@ function readDirectoryStore(
     lockTimeoutMs: reader.integer("lock_timeout_ms", d.lockTimeoutMs, 1, MAX_MS),
     batch: reader.integer("batch", d.batch, 1, 10_000),
   };
-  if (store.authority === "majority" && store.leaseMs < 3 * store.pollMs) {
-    reader.fail(
-      "invalid_value",
-      "lease_ms",
-      `with authority = "majority", lease_ms (${store.leaseMs}) must be at least 3 x poll_ms (${store.pollMs})`,
-    );
-  }
+  refuseSharedDirectory(reader, store);
   return store;
+}
+
+/**
+ * The fields only a shared directory reads (several proxies agreeing on it through leases) are
+ * refused until that exists: accepted, they would promise a coordination nothing performs. Their
+ * defaults, written out or not, change nothing and stay accepted, except the two timings, which
+ * have no default use at all.
+ */
+function refuseSharedDirectory(reader: FieldReader, store: DirectoryStoreConfig): void {
+  const notYet = "a directory shared by several proxies is not available yet";
+  if (store.shared)
+    reader.fail(
+      "not_available",
+      "shared",
+      `${notYet}: run one proxy over this directory store, and remove the line or set shared = false`,
+      ["false"],
+    );
+  if (store.authority !== DEFAULTS.directoryStore.authority)
+    reader.fail(
+      "not_available",
+      "authority",
+      `authority = "${store.authority}" is where a shared directory's proxies would agree, and ${notYet}: remove the line`,
+      [DEFAULTS.directoryStore.authority],
+    );
+  for (const field of ["poll_ms", "lease_ms"] as const) {
+    if (reader.has(field))
+      reader.fail(
+        "not_available",
+        field,
+        `${field} times the leases of a shared directory, and ${notYet}: remove the line`,
+      );
+  }
 }
 
 function readGather(reader: FieldReader | undefined): GatherConfig {

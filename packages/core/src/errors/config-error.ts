@@ -6,6 +6,7 @@ export const CONFIG_ERROR_CODES = [
   "wrong_type",
   "invalid_value",
   "duplicate",
+  "not_available",
 ] as const;
 export type ConfigErrorCode = (typeof CONFIG_ERROR_CODES)[number];
 

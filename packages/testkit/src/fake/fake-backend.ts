@@ -89,6 +89,8 @@ export class FakeBackend implements AsyncDisposable {
   readonly statements: RecordedStatement[] = [];
   /** Gids of transactions prepared here and not yet committed or rolled back. */
   readonly preparedTransactions = new Set<string>();
+  /** Session-level advisory locks held here (pg_try_advisory_lock): key to connection id. */
+  readonly advisoryLocks = new Map<string, number>();
   private readonly allConnections: FakeConnection[] = [];
   private readonly sockets = new Set<Socket>();
   private rules: LiveRule[] = [];
@@ -116,6 +118,9 @@ export class FakeBackend implements AsyncDisposable {
       unknownStatements: options.unknownStatements ?? "error",
       get preparedTransactions() {
         return backend!.preparedTransactions;
+      },
+      get advisoryLocks() {
+        return backend!.advisoryLocks;
       },
       resolve: (sql, params, ctx, fallback) => backend!.resolve(sql, params, ctx, fallback),
       record: (statement) => backend!.record(statement),

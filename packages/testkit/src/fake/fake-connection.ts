@@ -94,6 +94,8 @@ export interface ConnectionHost {
   readonly parameterOverrides: Readonly<Record<string, string>>;
   readonly unknownStatements: "error" | "empty";
   readonly preparedTransactions: Set<string>;
+  /** Session-level advisory locks taken with pg_try_advisory_lock(bigint): key to connection id. */
+  readonly advisoryLocks: Map<string, number>;
   /** The scripted answer, else `fallback()` (the built-in answers), with injected failures applied. */
   resolve(sql: string, params: FakeParams, ctx: FakeContext, fallback: () => FakeReply): Promise<FakeReply>;
   record(statement: RecordedStatement): void;
@@ -143,6 +145,9 @@ type WaitOutcome = "elapsed" | "cancelled" | "closed";
 const TEXT_OID = 25;
 const INT4_OID = 23;
 const OID_OID = 26;
+const BOOL_OID = 16;
+const INT8_OID = 20;
+const ADVISORY_LOCK = /pg_try_advisory_lock\((-?\d+)\)\s+as\s+(\w+)/gi;
 const SSL_REFUSED = Buffer.from("N");
 
 function toPgError(error: NonNullable<FakeReply["error"]>): PgError {
@@ -290,6 +295,7 @@ export class FakeConnection {
   }
 
   private hangUp(): void {
+    this.releaseAdvisoryLocks();
     this.flush();
     this.phase = ConnectionPhase.closed;
     this.queue.length = 0;
@@ -305,6 +311,7 @@ export class FakeConnection {
   }
 
   private onSocketClosed(): void {
+    this.releaseAdvisoryLocks();
     this.phase = ConnectionPhase.closed;
     this.waiting?.("closed");
   }
@@ -614,8 +621,47 @@ export class FakeConnection {
     if (/^select gid from pg_(catalog\.)?prepared_xacts$/i.test(normalized)) {
       return { columns: ["gid"], rows: [...this.host.preparedTransactions].map((gid) => [gid]) };
     }
+    const advisory = this.advisoryReply(normalized);
+    if (advisory !== undefined) return advisory;
     if (this.host.unknownStatements === "empty") return {};
     return { error: fakeErrors.noAnswer(normalized) };
+  }
+
+  /**
+   * Session-level advisory locks, as PostgreSQL keeps them: pg_try_advisory_lock(bigint) grants a
+   * key no other session holds, and a session's locks go when it ends. pg_locks is answered for the
+   * asking session's own locks only (other sessions' holders are not shown).
+   */
+  private advisoryReply(normalized: string): FakeReply | undefined {
+    const locks = this.host.advisoryLocks;
+    const taken = [...normalized.matchAll(ADVISORY_LOCK)];
+    if (taken.length > 0 && /^select /i.test(normalized)) {
+      const granted = taken.map(([, key]) => {
+        const holder = locks.get(key!);
+        if (holder !== undefined && holder !== this.id) return false;
+        locks.set(key!, this.id);
+        return true;
+      });
+      return {
+        columns: taken.map(([, , name]) => ({ name: name!.toLowerCase(), typeOid: BOOL_OID })),
+        rows: [granted],
+      };
+    }
+    if (!/ from pg_catalog\.pg_locks /i.test(normalized)) return undefined;
+    if (
+      /^select count\(\*\) as (\w+) /i.test(normalized) &&
+      normalized.includes("= pg_catalog.pg_backend_pid()")
+    ) {
+      const name = /^select count\(\*\) as (\w+) /i.exec(normalized)![1]!;
+      const held = [...locks.values()].filter((id) => id === this.id).length;
+      return { columns: [{ name, typeOid: INT8_OID }], rows: [[held]] };
+    }
+    return { columns: ["pid", "application_name", "client_address"], rows: [] };
+  }
+
+  private releaseAdvisoryLocks(): void {
+    const locks = this.host.advisoryLocks;
+    for (const [key, id] of locks) if (id === this.id) locks.delete(key);
   }
 
   /** Waits `ms` (undefined: forever) unless a CancelRequest or a closed socket ends the wait first. */
