@@ -99,8 +99,8 @@ export function placementMap(nodes: readonly MapNode[], label: string): string {
     const y = 120;
     const stroke = round(1 + (node.rate / top) * 7);
     parts.push(
-      `<line class="link${node.rate > 0 ? " busy" : ""}" x1="${round(proxyX)}" y1="${proxyY + 18}" x2="${round(cx)}" y2="${y}" stroke-width="${node.rate > 0 ? stroke : 1}"/>` +
-        `<text class="link-rate" x="${round((proxyX + cx) / 2 + 6)}" y="${round((proxyY + 18 + y) / 2)}">${escapeHtml(formatRate(node.rate))}</text>`,
+      `<line class="link${node.rate > 0 ? " busy" : ""}" x1="${round(proxyX)}" y1="${proxyY + 18}" x2="${round(cx)}" y2="${y - 20}" stroke-width="${node.rate > 0 ? stroke : 1}"/>` +
+        `<text class="link-rate" x="${round(cx)}" y="${y - 6}" text-anchor="middle">${escapeHtml(formatRate(node.rate))}</text>`,
     );
     const lines = [
       `${node.keys.toLocaleString("en-US")} keys`,
