@@ -245,7 +245,57 @@ function describeRegions(demo: RunningDemo): string[] {
   });
 }
 
+/**
+ * Ctrl-C, from the first moment. A terminal's Ctrl-C reaches every process of the foreground
+ * group, and a launcher in between may relay it once more: only the first signal starts the stop,
+ * later ones wait for it. The handlers stay installed, so a repeated signal never falls through
+ * to the default (exit 130, with the servers' folders half removed). A signal during start-up
+ * lets the launcher's guard remove the servers started so far; the start then fails, and that
+ * is the stop asked for.
+ */
+class DemoSignals {
+  requested: NodeJS.Signals | undefined;
+  #demo: RunningDemo | undefined;
+
+  constructor() {
+    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, (s) => this.#on(s));
+  }
+
+  started(demo: RunningDemo): void {
+    this.#demo = demo;
+    if (this.requested !== undefined) this.#stop(this.requested);
+  }
+
+  #on(signal: NodeJS.Signals): void {
+    if (this.requested !== undefined) {
+      process.stdout.write(`${signal} again: still stopping, please wait...\n`);
+      return;
+    }
+    this.requested = signal;
+    if (this.#demo === undefined) {
+      process.stdout.write(`\n${signal}: stopping the PostgreSQL servers started so far...\n`);
+      return;
+    }
+    this.#stop(signal);
+  }
+
+  #stop(signal: NodeJS.Signals): void {
+    process.stdout.write(`\n${signal}: stopping geoproxy and the PostgreSQL servers...\n`);
+    void this.#demo!.stop().then(
+      () => {
+        process.stdout.write("stopped; the servers' data folders are removed.\n");
+        process.exit(0);
+      },
+      (error: unknown) => {
+        process.stderr.write(`stopping failed: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.exit(1);
+      },
+    );
+  }
+}
+
 async function main(): Promise<number> {
+  const signals = new DemoSignals();
   process.stdout.write("geoproxy demo: starting three PostgreSQL servers as regions...\n");
   let demo: RunningDemo;
   try {
@@ -253,6 +303,10 @@ async function main(): Promise<number> {
       logLevel: (process.env["GEOPROXY_LOG_LEVEL"] as LogLevel | undefined) ?? "warn",
     });
   } catch (error) {
+    if (signals.requested !== undefined) {
+      process.stdout.write("stopped before it was ready; the servers' data folders are removed.\n");
+      process.exit(0);
+    }
     if (error instanceof PostgresMissingError) {
       process.stderr.write(`geoproxy demo needs PostgreSQL on this machine.\n${error.message}\n`);
     } else if (error instanceof StartupError) {
@@ -288,21 +342,7 @@ async function main(): Promise<number> {
     "",
   ];
   process.stdout.write(lines.join("\n"));
-  const stop = (signal: NodeJS.Signals): void => {
-    process.stdout.write(`\n${signal}: stopping geoproxy and the PostgreSQL servers...\n`);
-    void demo.stop().then(
-      () => {
-        process.stdout.write("stopped; the servers' data folders are removed.\n");
-        process.exit(0);
-      },
-      (error: unknown) => {
-        process.stderr.write(`stopping failed: ${error instanceof Error ? error.message : String(error)}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+  signals.started(demo);
   return 0;
 }
 
