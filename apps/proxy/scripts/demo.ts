@@ -27,7 +27,7 @@ export const EXAMPLES = fileURLToPath(new URL("../../../examples/", import.meta.
 export interface DemoOptions {
   /**
    * "fixed" (default): the ports examples/geoproxy.toml names (regions 5433-5435, geoproxy 6432).
-   * "random": free ports for the servers and the proxy, for tests that run beside other things.
+   * "random": free ports for the servers, the proxy and its admin port, for tests that run beside other things.
    */
   readonly ports?: "fixed" | "random";
   readonly logLevel?: LogLevel;
@@ -181,6 +181,8 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
             ...region,
             primary: { ...region.primary, port: cluster.servers[index]!.port },
           })),
+          // Free ports throughout: the admin port too, so two such demos can run side by side.
+          ...(example.admin === undefined ? {} : { admin: { ...example.admin, port: 0 } }),
         };
     const topology = Topology.fromConfig(config);
     const directory = loadDirectoryTsv(`${EXAMPLES}keys.tsv`, topology, config.routing.keyType);
