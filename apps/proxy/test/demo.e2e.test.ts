@@ -146,7 +146,7 @@ describe("the demo", () => {
   });
 
   it("stops cleanly on Ctrl-C through the README's command: exit 0, no error printed, no server left, folders removed", {
-    timeout: 300_000,
+    timeout: 480_000,
   }, async () => {
     for (const port of PORTS)
       expect(await isPortOpen(port), `port ${port} must be free for the demo`).toBe(false);
@@ -161,7 +161,8 @@ describe("the demo", () => {
     demo.stderr.setEncoding("utf8").on("data", (chunk: string) => {
       stderr += chunk;
     });
-    const output = await waitForOutput(demo, "Ctrl-C stops", 240_000);
+    // Its build step is instant once built, but may rebuild first after a change.
+    const output = await waitForOutput(demo, "Ctrl-C stops", 420_000);
     const dataDirs = /data folders: (.*)$/m.exec(output)?.[1]?.split(" ") ?? [];
     expect(dataDirs).toHaveLength(3);
     const postmasters = dataDirs.map((dir) =>
