@@ -263,9 +263,12 @@ class DemoSignals {
     for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, (s) => this.#on(s));
   }
 
-  started(demo: RunningDemo): void {
+  /** The demo is up: stopped at once when a signal came during start-up (then `false`). */
+  started(demo: RunningDemo): boolean {
     this.#demo = demo;
-    if (this.requested !== undefined) this.#stop(this.requested);
+    if (this.requested === undefined) return true;
+    this.#stop(this.requested);
+    return false;
   }
 
   #on(signal: NodeJS.Signals): void {
@@ -275,7 +278,7 @@ class DemoSignals {
     }
     this.requested = signal;
     if (this.#demo === undefined) {
-      process.stdout.write(`\n${signal}: stopping the PostgreSQL servers started so far...\n`);
+      process.stdout.write(`\n${signal}: stopping what has started so far...\n`);
       return;
     }
     this.#stop(signal);
@@ -327,6 +330,7 @@ async function main(): Promise<number> {
     }
     return 1;
   }
+  if (!signals.started(demo)) return 0;
   const lines = [
     "",
     "Regions (examples/schema.sql in each; examples/data.sql split by examples/keys.tsv and the placement):",
@@ -344,7 +348,6 @@ async function main(): Promise<number> {
     "",
   ];
   process.stdout.write(lines.join("\n"));
-  signals.started(demo);
   return 0;
 }
 

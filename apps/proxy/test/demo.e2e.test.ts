@@ -145,6 +145,33 @@ describe("the demo", () => {
     for (const dir of dataDirs) expect(existsSync(dir), `${dir} after Ctrl-C`).toBe(false);
   });
 
+  it("stops with 0 and leaves no server on Ctrl-C while it is still starting", {
+    timeout: 180_000,
+  }, async () => {
+    for (const port of PORTS)
+      expect(await isPortOpen(port), `port ${port} must be free for the demo`).toBe(false);
+    const demo = spawn(process.execPath, ["--import", "tsx", "scripts/demo.ts"], {
+      cwd: PROXY_DIR,
+      env: { ...process.env, NO_COLOR: "1" },
+    });
+    child = demo;
+    let output = "";
+    let sent = false;
+    demo.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      output += chunk;
+      // Its first line comes before the first server is started.
+      if (!sent && output.includes("starting three PostgreSQL servers")) {
+        sent = true;
+        demo.kill("SIGINT");
+      }
+    });
+    const code = await new Promise<number | null>((resolve) => demo.on("exit", resolve));
+    expect(code, output).toBe(0);
+    expect(output).toContain("SIGINT: stopping what has started so far");
+    expect(output).not.toContain("Connect with:");
+    for (const port of PORTS) expect(await isPortOpen(port), `port ${port} after Ctrl-C`).toBe(false);
+  });
+
   it("stops cleanly on Ctrl-C through the README's command: exit 0, no error printed, no server left, folders removed", {
     timeout: 480_000,
   }, async () => {
