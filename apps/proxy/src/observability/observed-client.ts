@@ -48,7 +48,6 @@ export class ObservedClient {
   readonly #starts: number[] = [];
   /** Reused for the one-region case, which is nearly every statement: no array per statement. */
   readonly #oneRegion: string[] = [""];
-
   readonly #routes: RouteRecorder | undefined;
 
   constructor(session: ObservableSession, metrics: ProxyMetrics, home: string, routes?: RouteRecorder) {

@@ -1,7 +1,8 @@
 import { PgError, SqlState } from "@geo/proto";
 import { Analyzer } from "@geo/sql";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { Route } from "../routing/router.js";
+import { exampleContext } from "../console/example-context.js";
+import { type Route, Router } from "../routing/router.js";
 import { RouteBook } from "./route-book.js";
 import { statementShape } from "./statement-shape.js";
 
@@ -96,5 +97,22 @@ describe("RouteBook", () => {
     });
     expect(shapes[1]?.shape).toBe("SELECT u.age FROM users u JOIN users v ON u.name = v.name");
     expect(book.decisions()).toEqual([]);
+  });
+});
+
+describe("Router.analysisOf", () => {
+  it("finds the analysis of each of the last routes decided, and forgets older ones", async () => {
+    const context = await exampleContext();
+    const router = new Router(context.analyzer, context.topology, context.directory, undefined);
+    const analyses = Array.from({ length: 70 }, (_, i) =>
+      context.analyzer.analyze(`SELECT name FROM users WHERE tenant_id = 'k${i}'`),
+    );
+    const routes = analyses.map((analysis) => router.route(analysis));
+    // A simple-query batch reports its routes after all were decided: the last 64 are known.
+    for (let i = 6; i < 70; i++) expect(router.analysisOf(routes[i]!)).toBe(analyses[i]);
+    for (let i = 0; i < 6; i++) expect(router.analysisOf(routes[i]!)).toBeUndefined();
+    expect(router.analysisOf({ kind: "region", region: "eu-west", readOnly: true, anywhere: false })).toBe(
+      undefined,
+    );
   });
 });

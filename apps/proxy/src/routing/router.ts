@@ -49,6 +49,11 @@ const RECENT_ROUTES = 64;
 
 /** Analysis (cached by shape) and planning against the live topology and directory. */
 export class Router {
+  /** The last routes decided and their analyses, for {@link Router.analysisOf}. */
+  readonly #recentRoutes: (Route | undefined)[] = new Array(RECENT_ROUTES);
+  readonly #recentAnalyses: (Analysis | undefined)[] = new Array(RECENT_ROUTES);
+  #recent = 0;
+
   constructor(
     readonly analyzer: Analyzer,
     readonly topology: Topology,
@@ -113,10 +118,6 @@ export class Router {
     }
     return undefined;
   }
-
-  readonly #recentRoutes: (Route | undefined)[] = new Array(RECENT_ROUTES);
-  readonly #recentAnalyses: (Analysis | undefined)[] = new Array(RECENT_ROUTES);
-  #recent = 0;
 
   private decide(analysis: Analysis, params?: readonly ParamValue[], searchPath?: readonly string[]): Route {
     if (searchPath !== undefined) {
