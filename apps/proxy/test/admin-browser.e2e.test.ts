@@ -94,6 +94,14 @@ describe("the dashboard served by the proxy, in a real browser", () => {
     await scatterRow.waitFor({ timeout: 15_000 });
     const cells = await scatterRow.locator("td").allTextContents();
     expect(cells.slice(1, 4)).toEqual(["scatter", expect.stringContaining("us-east"), "partial-aggregate"]);
+    // A decision is listed when the route is decided, a statement counted when its answer is out:
+    // an update taken in between lists the row with the count still 0, so wait for the count.
+    await page.waitForFunction(
+      () =>
+        Number(document.querySelector('[data-live="plan-scatter"]')?.textContent?.replaceAll(",", "")) > 0,
+      undefined,
+      { timeout: 15_000 },
+    );
     expect(
       Number((await page.locator('[data-live="plan-scatter"]').textContent())?.replaceAll(",", "")),
     ).toBeGreaterThan(0);
