@@ -6,4 +6,8 @@ cd "$(dirname "$0")/.."
 source scripts/ensure-pnpm.sh
 
 pnpm install --frozen-lockfile
-exec pnpm --filter @geo/proxy run demo
+pnpm exec turbo run build --filter=@geo/proxy... --output-logs=errors-only
+# The demo replaces this shell: Ctrl-C reaches it directly, with no package manager or launcher in
+# between to print an error, exit non-zero, or end it before it removed what it made.
+cd apps/proxy
+exec node --import tsx scripts/demo.ts

@@ -59,6 +59,25 @@ beforeAll(async () => {
       since: new Date().toISOString(),
     },
   ];
+  source.decisions = [
+    {
+      shape: "SELECT name FROM users WHERE tenant_id = $1",
+      plan: "one_region",
+      regions: ["us-east"],
+      finish: "relayed",
+      count: 12,
+      lastAt: new Date().toISOString(),
+    },
+  ];
+  source.refusedShapes = [
+    {
+      shape: "SELECT * FROM users u JOIN orders o ON o.user_id = u.id",
+      reason: "cross-region-join",
+      sqlstate: "0A000",
+      count: 3,
+      lastAt: new Date().toISOString(),
+    },
+  ];
   admin = await startAdminServer({ host: "127.0.0.1", port: 0, source, metrics, password: "s3cret" });
   profile = mkdtempSync(join(tmpdir(), "geo-admin-chromium-"));
   context = await launch(profile, true);
@@ -102,6 +121,17 @@ describe("the dashboard in a real browser", () => {
     expect(Number(after.replaceAll(",", ""))).toBeGreaterThan(Number(before.replaceAll(",", "")));
     await expect(page.locator("#alerts li").first().textContent()).resolves.toContain("backend_down");
     expect(await page.locator("#regions svg.bars rect").count()).toBe(3);
+    expect(await page.locator("#placement-map g.region-node").count()).toBe(3);
+    await expect(page.locator('#placement-map g[data-region="eu-west"]').textContent()).resolves.toBe(
+      "eu-west (home)4 keysrows in 3, out 0moving in: 1 key",
+    );
+    await expect(page.locator("#moves li").textContent()).resolves.toContain("carol to eu-west");
+    await expect(page.locator("#decisions tbody tr td").first().textContent()).resolves.toBe(
+      "SELECT name FROM users WHERE tenant_id = $1",
+    );
+    await expect(page.locator("#refused tbody tr td").nth(1).textContent()).resolves.toBe(
+      "cross-region-join",
+    );
     expect(violations.filter((text) => /Content Security Policy/i.test(text))).toEqual([]);
 
     // Let the sparklines gather a few points before the picture.

@@ -5,7 +5,9 @@ import type {
   KeyLookupFailure,
   ProxyMetrics,
   ProxySnapshot,
+  RefusedShape,
   RegionStatus,
+  RouteDecision,
 } from "../src/index.js";
 
 export const REGIONS = ["eu-west", "us-east", "ap-south"] as const;
@@ -14,6 +16,8 @@ export const REGIONS = ["eu-west", "us-east", "ap-south"] as const;
 export class FakeSource implements AdminSource {
   readyAnswer: boolean | "hang" = true;
   alerts: Alert[] = [];
+  decisions: RouteDecision[] = [];
+  refusedShapes: RefusedShape[] = [];
   snapshotCalls = 0;
   readonly #metrics: ProxyMetrics;
   readonly #startedAt = Date.now();
@@ -115,6 +119,17 @@ export class FakeSource implements AdminSource {
       alerts: this.alerts,
       clients: { connected: m.connectedClients, max: 1000 },
       cache: this.cache(),
+      placement: {
+        regions: [
+          { id: "eu-west", home: true, keys: 4, rowsIn: 3, rowsOut: 0 },
+          { id: "us-east", home: false, keys: 2, rowsIn: 0, rowsOut: 3 },
+          { id: "ap-south", home: false, keys: 1, rowsIn: 0, rowsOut: 0 },
+        ],
+        moves: [{ keys: ["carol"], to: "eu-west", startedAt: "2026-01-01T00:00:00.000Z" }],
+        movesDone: 1,
+      },
+      decisions: this.decisions,
+      refusedShapes: this.refusedShapes,
     };
   }
 

@@ -27,7 +27,7 @@ export const EXAMPLES = fileURLToPath(new URL("../../../examples/", import.meta.
 export interface DemoOptions {
   /**
    * "fixed" (default): the ports examples/geoproxy.toml names (regions 5433-5435, geoproxy 6432).
-   * "random": free ports for the servers and the proxy, for tests that run beside other things.
+   * "random": free ports for the servers, the proxy and its admin port, for tests that run beside other things.
    */
   readonly ports?: "fixed" | "random";
   readonly logLevel?: LogLevel;
@@ -181,6 +181,8 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
             ...region,
             primary: { ...region.primary, port: cluster.servers[index]!.port },
           })),
+          // Free ports throughout: the admin port too, so two such demos can run side by side.
+          ...(example.admin === undefined ? {} : { admin: { ...example.admin, port: 0 } }),
         };
     const topology = Topology.fromConfig(config);
     const directory = loadDirectoryTsv(`${EXAMPLES}keys.tsv`, topology, config.routing.keyType);
@@ -245,7 +247,60 @@ function describeRegions(demo: RunningDemo): string[] {
   });
 }
 
+/**
+ * Ctrl-C, from the first moment. A terminal's Ctrl-C reaches every process of the foreground
+ * group, and a launcher in between may relay it once more: only the first signal starts the stop,
+ * later ones wait for it. The handlers stay installed, so a repeated signal never falls through
+ * to the default (exit 130, with the servers' folders half removed). A signal during start-up
+ * lets the launcher's guard remove the servers started so far; the start then fails, and that
+ * is the stop asked for.
+ */
+class DemoSignals {
+  requested: NodeJS.Signals | undefined;
+  #demo: RunningDemo | undefined;
+
+  constructor() {
+    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, (s) => this.#on(s));
+  }
+
+  /** The demo is up: stopped at once when a signal came during start-up (then `false`). */
+  started(demo: RunningDemo): boolean {
+    this.#demo = demo;
+    if (this.requested === undefined) return true;
+    this.#stop(this.requested);
+    return false;
+  }
+
+  #on(signal: NodeJS.Signals): void {
+    if (this.requested !== undefined) {
+      process.stdout.write(`${signal} again: still stopping, please wait...\n`);
+      return;
+    }
+    this.requested = signal;
+    if (this.#demo === undefined) {
+      process.stdout.write(`\n${signal}: stopping what has started so far...\n`);
+      return;
+    }
+    this.#stop(signal);
+  }
+
+  #stop(signal: NodeJS.Signals): void {
+    process.stdout.write(`\n${signal}: stopping geoproxy and the PostgreSQL servers...\n`);
+    void this.#demo!.stop().then(
+      () => {
+        process.stdout.write("stopped; the servers' data folders are removed.\n");
+        process.exit(0);
+      },
+      (error: unknown) => {
+        process.stderr.write(`stopping failed: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.exit(1);
+      },
+    );
+  }
+}
+
 async function main(): Promise<number> {
+  const signals = new DemoSignals();
   process.stdout.write("geoproxy demo: starting three PostgreSQL servers as regions...\n");
   let demo: RunningDemo;
   try {
@@ -253,6 +308,10 @@ async function main(): Promise<number> {
       logLevel: (process.env["GEOPROXY_LOG_LEVEL"] as LogLevel | undefined) ?? "warn",
     });
   } catch (error) {
+    if (signals.requested !== undefined) {
+      process.stdout.write("stopped before it was ready; the servers' data folders are removed.\n");
+      process.exit(0);
+    }
     if (error instanceof PostgresMissingError) {
       process.stderr.write(`geoproxy demo needs PostgreSQL on this machine.\n${error.message}\n`);
     } else if (error instanceof StartupError) {
@@ -271,6 +330,7 @@ async function main(): Promise<number> {
     }
     return 1;
   }
+  if (!signals.started(demo)) return 0;
   const lines = [
     "",
     "Regions (examples/schema.sql in each; examples/data.sql split by examples/keys.tsv and the placement):",
@@ -288,21 +348,6 @@ async function main(): Promise<number> {
     "",
   ];
   process.stdout.write(lines.join("\n"));
-  const stop = (signal: NodeJS.Signals): void => {
-    process.stdout.write(`\n${signal}: stopping geoproxy and the PostgreSQL servers...\n`);
-    void demo.stop().then(
-      () => {
-        process.stdout.write("stopped; the servers' data folders are removed.\n");
-        process.exit(0);
-      },
-      (error: unknown) => {
-        process.stderr.write(`stopping failed: ${error instanceof Error ? error.message : String(error)}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
   return 0;
 }
 

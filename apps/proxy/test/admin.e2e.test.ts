@@ -1,8 +1,13 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import type { ProxySnapshot } from "@geo/admin";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseScrape, type Scrape } from "./admin-prometheus.js";
 import { type RealRegions, startRealRegions } from "./support/real-regions.js";
+
+/** The dashboard operators import into Grafana: a metric renamed in the proxy must fail here. */
+const GRAFANA = fileURLToPath(new URL("../../../docs/grafana-dashboard.json", import.meta.url));
 
 let regions: RealRegions;
 let client: pg.Client;
@@ -236,6 +241,73 @@ describe("the admin port served by the proxy, in front of three PostgreSQL serve
     const replicated = await get("/key/currencies/EUR");
     expect(replicated.status).toBe(400);
     expect(await replicated.json()).toMatchObject({ sqlstate: "42809" });
+  });
+
+  it("shows in /snapshot why each statement shape went where it did, through both protocols", async () => {
+    await client.query("SELECT name FROM users WHERE tenant_id = 'alice'");
+    await client.query({ text: "SELECT name FROM users WHERE tenant_id = $1", values: ["bob"] });
+    await client.query("SELECT country, count(*) FROM users GROUP BY country ORDER BY country");
+    await client.query("SELECT country, count(*) FROM users GROUP BY country ORDER BY country");
+    const snapshot = (await (await get("/snapshot")).json()) as ProxySnapshot;
+    const byShape = new Map(snapshot.decisions.map((decision) => [decision.shape, decision]));
+    // Literals lifted out: the simple-protocol 'alice' is shaped like the extended $1.
+    expect(byShape.get("SELECT name FROM users WHERE tenant_id = $1")).toMatchObject({
+      plan: "one_region",
+      finish: "relayed",
+    });
+    const scatter = byShape.get("SELECT country, count(*) FROM users GROUP BY country ORDER BY country");
+    expect(scatter).toMatchObject({ plan: "scatter", count: 2, finish: "partial-aggregate" });
+    expect([...(scatter?.regions ?? [])].sort()).toEqual(["ap-south", "eu-west", "us-east"]);
+    // Most recent first.
+    expect(snapshot.decisions[0]?.shape).toBe(scatter?.shape);
+    expect(snapshot.decisions.length).toBeLessThanOrEqual(50);
+  });
+
+  it("lists the most refused shapes in /snapshot with their reason, SQLSTATE and count", async () => {
+    for (const tenant of ["alice", "bob", "chandra"]) {
+      const refused = await client
+        .query(`UPDATE users SET age = (SELECT max(age) FROM users) WHERE tenant_id = '${tenant}'`)
+        .catch((error: unknown) => error);
+      expect((refused as { code?: string }).code).toBe("0A000");
+    }
+    const snapshot = (await (await get("/snapshot")).json()) as ProxySnapshot;
+    expect(snapshot.refusedShapes[0]).toMatchObject({
+      shape: "UPDATE users SET age = (SELECT max(age) FROM users) WHERE tenant_id = $1",
+      reason: "write-reads-elsewhere",
+      sqlstate: "0A000",
+    });
+    expect(snapshot.refusedShapes[0]?.count).toBeGreaterThanOrEqual(3);
+    expect(
+      snapshot.decisions.filter((decision) => decision.shape.startsWith("UPDATE users SET age = (SELECT")),
+    ).toEqual([]);
+  });
+
+  it("shows every region's directory keys in /snapshot's placement, and no move running", async () => {
+    const snapshot = (await (await get("/snapshot")).json()) as ProxySnapshot;
+    const expected = new Map<string, number>();
+    for (const [, region] of regions.entries) expected.set(region, (expected.get(region) ?? 0) + 1);
+    expect(snapshot.placement.regions.map((region) => [region.id, region.home, region.keys])).toEqual(
+      ["ap-south", "eu-west", "us-east"].map((id) => [id, id === "eu-west", expected.get(id)]),
+    );
+    expect(snapshot.placement.moves).toEqual([]);
+    expect(snapshot.placement.movesDone).toBe(0);
+  });
+
+  it("serves every metric the Grafana dashboard in docs/ reads", async () => {
+    const dashboard = JSON.parse(readFileSync(GRAFANA, "utf8")) as {
+      panels: { title: string; targets: { expr: string }[] }[];
+    };
+    const names = new Set<string>();
+    for (const panel of dashboard.panels) {
+      for (const target of panel.targets) {
+        for (const match of target.expr.matchAll(/\b(?:geoproxy|nodejs|process)_[a-z0-9_]+\b/g))
+          names.add(match[0]);
+      }
+    }
+    expect(names.size).toBeGreaterThanOrEqual(15);
+    const metrics = await scrape();
+    const served = new Set([...metrics.types.keys(), ...metrics.samples.map((sample) => sample.name)]);
+    expect([...names].filter((name) => !served.has(name))).toEqual([]);
   });
 
   it("is ready while the home region answers, and not once its server stops", async () => {

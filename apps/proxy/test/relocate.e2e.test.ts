@@ -146,11 +146,23 @@ describe("RELOCATE", () => {
   it("moves several keys named together and answers per table and source", async () => {
     await seed("pair-a");
     await seed("pair-b");
+    const placed = () =>
+      new Map(proxy.runtime.observability.placement().regions.map((region) => [region.id, region]));
+    const before = placed();
+    const movesBefore = proxy.runtime.observability.placement().movesDone;
     const answer = await ops.query("RELOCATE 'pair-a', 'pair-b' TO 'ap-south'");
     expect(answer.rows).toEqual([
       { table: "orders", from: "eu-west", to: "ap-south", rows: "10", state: "moved" },
       { table: "users", from: "eu-west", to: "ap-south", rows: "6", state: "moved" },
     ]);
+    // The admin port's placement map follows: rows in and out, keys per region, moves done.
+    const after = placed();
+    expect(after.get("ap-south")!.rowsIn - before.get("ap-south")!.rowsIn).toBe(16);
+    expect(after.get("eu-west")!.rowsOut - before.get("eu-west")!.rowsOut).toBe(16);
+    expect(after.get("ap-south")!.keys - before.get("ap-south")!.keys).toBe(2);
+    expect(after.get("eu-west")!.keys - before.get("eu-west")!.keys).toBe(-2);
+    expect(proxy.runtime.observability.placement().movesDone).toBe(movesBefore + 1);
+    expect(proxy.runtime.observability.placement().moves).toEqual([]);
     const read = await app.query(
       "SELECT count(*)::int AS n FROM orders WHERE tenant_id IN ('pair-a', 'pair-b')",
     );
@@ -236,8 +248,13 @@ describe("RELOCATE", () => {
       await expect(
         inBlock.query("UPDATE orders SET total = total + 1 WHERE tenant_id = 'waited' AND id = 2"),
       ).rejects.toMatchObject({ code: "40001" });
+      // Still waiting for the block's lock: the admin port shows the move running.
+      expect(proxy.runtime.observability.placement().moves).toEqual([
+        { keys: ["waited"], to: "us-east", startedAt: expect.any(String) },
+      ]);
       await inBlock.query("ROLLBACK");
       const moved = await move;
+      expect(proxy.runtime.observability.placement().moves).toEqual([]);
       expect(moved.rows.map((row) => row.to)).toEqual(["us-east", "us-east"]);
       expect((await held).rows).toEqual([{ n: 5 }]);
       expect(await spread("waited")).toEqual(["us-east:3/5"]);

@@ -2,15 +2,18 @@ import { createHash } from "node:crypto";
 
 /**
  * The dashboard's one script. It subscribes to /events and swaps in each server-rendered update;
- * it builds no markup itself. A stream refused or lost for good falls back to reloading the page,
- * which is what the page does anyway where scripts are off.
+ * it builds no markup itself. The page it runs in was rendered from a snapshot taken for this very
+ * request, so the badge says `live` from the first paint; it turns to `reconnecting` while the
+ * stream is lost. A stream refused or lost for good falls back to reloading the page, which is
+ * what the page does anyway where scripts are off.
  */
 export const DASHBOARD_SCRIPT = `(function () {
   "use strict";
   var live = document.getElementById("live");
   var state = document.getElementById("state");
   if (!live || !state || typeof EventSource !== "function") return;
-  state.textContent = "connecting";
+  state.textContent = "live";
+  state.className = "state live";
   var source = new EventSource("events");
   source.addEventListener("update", function (event) {
     live.innerHTML = event.data;
@@ -52,6 +55,15 @@ td.num, th.num { text-align: right; }
 svg text { font: 12px system-ui, sans-serif; fill: var(--ink); }
 .bar.up, .bar.home { fill: var(--up); } .bar.down { fill: var(--down); } .bar.unknown { fill: var(--unknown); }
 .spark { fill: none; stroke: var(--home); stroke-width: 1.5; }
+.map .link { stroke: var(--line); } .map .link.busy { stroke: var(--home); }
+.map .link-rate { fill: var(--muted); font-size: 11px; }
+.map .region-node rect { fill: var(--bg); stroke: var(--unknown); stroke-width: 2; }
+.map .region-node.tone-up rect { stroke: var(--up); } .map .region-node.tone-down rect { stroke: var(--down); }
+.map .region-node.home rect { stroke-dasharray: 6 3; }
+.map .node-title { font-weight: 600; } .map .node-moving { fill: var(--home); font-weight: 600; }
+.map .proxy-node rect { fill: var(--home); } .map .proxy-node text { fill: #fff; }
+code.shape { font: 12px ui-monospace, monospace; white-space: pre-wrap; word-break: break-word; }
+td.shape { max-width: 34rem; }
 .slot-free { fill: var(--line); } .slot-busy { fill: var(--home); } .slot-idle { fill: var(--up); }
 `;
 

@@ -3,7 +3,7 @@ import { PLAN_KINDS, type PlanKind } from "../source/kinds.js";
 import { DASHBOARD_SCRIPT, DASHBOARD_STYLE } from "./assets.js";
 import { escapeHtml } from "./escape.js";
 import type { History } from "./history.js";
-import { type Bar, barChart, occupancyBar, sparkline } from "./svg.js";
+import { type Bar, barChart, type MapNode, occupancyBar, placementMap, sparkline } from "./svg.js";
 
 /** What one rendering of the dashboard looks at. */
 export interface DashboardView {
@@ -45,6 +45,9 @@ export function renderLive(view: DashboardView): string {
   return (
     renderFacts(view) +
     renderAlerts(view.snapshot) +
+    renderPlacement(view) +
+    renderDecisions(view.snapshot) +
+    renderRefused(view.snapshot) +
     `<div class="grid">${renderRegions(view)}${renderTraffic(view)}</div>` +
     `<div class="grid">${renderLatency(view)}${renderPools(view.snapshot)}</div>` +
     renderInDoubt(view.snapshot)
@@ -130,6 +133,82 @@ function renderRegions({ snapshot, history }: DashboardView): string {
     `<table><thead><tr><th>region</th><th>endpoint</th><th>role</th><th>health</th><th class="num">lag</th></tr></thead>` +
     `<tbody>${rows}</tbody></table></section>`
   );
+}
+
+function renderPlacement({ snapshot, history }: DashboardView): string {
+  const { placement } = snapshot;
+  const nodes: MapNode[] = placement.regions.map((region) => ({
+    id: region.id,
+    home: region.home,
+    tone: regionTone(snapshot, region.id),
+    keys: region.keys,
+    rowsIn: region.rowsIn,
+    rowsOut: region.rowsOut,
+    rate: history.recentRate((sample) => sample.byRegion[region.id] ?? 0) ?? 0,
+    movingIn: placement.moves
+      .filter((move) => move.to === region.id)
+      .reduce((sum, move) => sum + move.keys.length, 0),
+  }));
+  const moves = placement.moves
+    .map(
+      (move) =>
+        `<li>${escapeHtml(shorten(move.keys.join(", "), 120))} to <strong>${escapeHtml(move.to)}</strong> ` +
+        `<span class="none">since ${escapeHtml(move.startedAt)}</span></li>`,
+    )
+    .join("");
+  return (
+    `<section id="placement"><h2>Placement</h2>` +
+    placementMap(nodes, "regions with their keys, rows moved, and statements per second from the proxy") +
+    `<p>Moves committed since start: <span data-live="moves-done">${formatCount(placement.movesDone)}</span>. ` +
+    (moves === ""
+      ? `<span class="none">No move running.</span></p>`
+      : `Running:</p><ul id="moves">${moves}</ul>`) +
+    `</section>`
+  );
+}
+
+function renderDecisions(snapshot: ProxySnapshot): string {
+  const rows = snapshot.decisions
+    .map(
+      (decision) =>
+        `<tr><td class="shape"><code class="shape">${escapeHtml(decision.shape)}</code></td>` +
+        `<td>${PLAN_TITLES[decision.plan]}</td><td>${escapeHtml(decision.regions.join(", "))}</td>` +
+        `<td>${escapeHtml(decision.finish)}</td><td class="num">${formatCount(decision.count)}</td>` +
+        `<td class="none">${escapeHtml(decision.lastAt.slice(11, 19))}</td></tr>`,
+    )
+    .join("");
+  return (
+    `<section id="decisions"><h2>Why did it go there (recent statements, by shape)</h2>` +
+    (rows === ""
+      ? `<p class="none">No statement routed yet.</p>`
+      : `<table><thead><tr><th>shape</th><th>plan</th><th>regions</th><th>finish</th><th class="num">count</th>` +
+        `<th>last</th></tr></thead><tbody>${rows}</tbody></table>`) +
+    `</section>`
+  );
+}
+
+function renderRefused(snapshot: ProxySnapshot): string {
+  const rows = snapshot.refusedShapes
+    .map(
+      (refused) =>
+        `<tr><td class="shape"><code class="shape">${escapeHtml(refused.shape)}</code></td>` +
+        `<td>${escapeHtml(refused.reason)}</td><td>${escapeHtml(refused.sqlstate)}</td>` +
+        `<td class="num">${formatCount(refused.count)}</td>` +
+        `<td class="none">${escapeHtml(refused.lastAt.slice(11, 19))}</td></tr>`,
+    )
+    .join("");
+  return (
+    `<section id="refused"><h2>Top refused shapes</h2>` +
+    (rows === ""
+      ? `<p class="none">Nothing refused.</p>`
+      : `<table><thead><tr><th>shape</th><th>reason</th><th>SQLSTATE</th><th class="num">count</th>` +
+        `<th>last</th></tr></thead><tbody>${rows}</tbody></table>`) +
+    `</section>`
+  );
+}
+
+function shorten(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
 function renderTraffic({ snapshot, history }: DashboardView): string {

@@ -65,6 +65,73 @@ export function occupancyBar(busy: number, idle: number, max: number, label: str
   );
 }
 
+/** One region on the placement map. */
+export interface MapNode {
+  readonly id: string;
+  readonly home: boolean;
+  /** `up`, `down` or `unknown`: the primary's health, drawn as the node's outline. */
+  readonly tone: string;
+  readonly keys: number;
+  readonly rowsIn: number;
+  readonly rowsOut: number;
+  /** Statements per second between the proxy and this region (recent). */
+  readonly rate: number;
+  /** Keys being moved into this region now. */
+  readonly movingIn: number;
+}
+
+/**
+ * The placement map: the proxy at the top, one node per region below it, and a link from the proxy
+ * to each whose width follows its recent statements per second. Drawn on the server as plain SVG.
+ */
+export function placementMap(nodes: readonly MapNode[], label: string): string {
+  const nodeWidth = 170;
+  const gap = 24;
+  const width = Math.max(360, nodes.length * (nodeWidth + gap) + gap);
+  const height = 210;
+  const proxyX = width / 2;
+  const proxyY = 28;
+  const top = Math.max(1, ...nodes.map((node) => node.rate));
+  const parts: string[] = [];
+  nodes.forEach((node, i) => {
+    const x = gap + i * (nodeWidth + gap);
+    const cx = x + nodeWidth / 2;
+    const y = 120;
+    const stroke = round(1 + (node.rate / top) * 7);
+    parts.push(
+      `<line class="link${node.rate > 0 ? " busy" : ""}" x1="${round(proxyX)}" y1="${proxyY + 18}" x2="${round(cx)}" y2="${y - 20}" stroke-width="${node.rate > 0 ? stroke : 1}"/>` +
+        `<text class="link-rate" x="${round(cx)}" y="${y - 6}" text-anchor="middle">${escapeHtml(formatRate(node.rate))}</text>`,
+    );
+    const lines = [
+      `${node.keys.toLocaleString("en-US")} keys`,
+      `rows in ${node.rowsIn.toLocaleString("en-US")}, out ${node.rowsOut.toLocaleString("en-US")}`,
+      node.movingIn > 0 ? `moving in: ${node.movingIn} key${node.movingIn === 1 ? "" : "s"}` : "",
+    ];
+    parts.push(
+      `<g class="region-node tone-${escapeHtml(node.tone)}${node.home ? " home" : ""}" data-region="${escapeHtml(node.id)}">` +
+        `<rect x="${x}" y="${y}" width="${nodeWidth}" height="78" rx="6"/>` +
+        `<text class="node-title" x="${x + 10}" y="${y + 18}">${escapeHtml(node.id)}${node.home ? " (home)" : ""}</text>` +
+        lines
+          .filter((line) => line !== "")
+          .map(
+            (line, n) =>
+              `<text class="${n === 2 ? "node-moving" : "node-line"}" x="${x + 10}" y="${y + 38 + n * 16}">${escapeHtml(line)}</text>`,
+          )
+          .join("") +
+        `</g>`,
+    );
+  });
+  parts.push(
+    `<g class="proxy-node"><rect x="${round(proxyX - 50)}" y="${proxyY - 14}" width="100" height="32" rx="6"/>` +
+      `<text x="${round(proxyX)}" y="${proxyY + 6}" text-anchor="middle">geoproxy</text></g>`,
+  );
+  return `<svg id="placement-map" class="map" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeHtml(label)}">${parts.join("")}</svg>`;
+}
+
+function formatRate(rate: number): string {
+  return `${rate < 10 ? rate.toFixed(1) : Math.round(rate).toString()} stmt/s`;
+}
+
 function round(value: number): number {
   return Math.round(value * 10) / 10;
 }

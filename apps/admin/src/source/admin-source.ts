@@ -106,6 +106,67 @@ export interface CacheStatus {
   readonly capacity: number;
 }
 
+/** One region on the placement map. */
+export interface PlacementRegion {
+  readonly id: string;
+  readonly home: boolean;
+  /** Keys the directory places in this region. */
+  readonly keys: number;
+  /** Rows moved into this region by RELOCATE and REBALANCE since the proxy started. */
+  readonly rowsIn: number;
+  /** Rows moved out of this region since the proxy started. */
+  readonly rowsOut: number;
+}
+
+/** A move of keys running now (their statements wait until it ends). */
+export interface MoveInProgress {
+  readonly keys: readonly string[];
+  /** The destination region. */
+  readonly to: string;
+  /** ISO 8601 time it started. */
+  readonly startedAt: string;
+}
+
+/** Where keys live and how they move. */
+export interface PlacementStatus {
+  readonly regions: readonly PlacementRegion[];
+  readonly moves: readonly MoveInProgress[];
+  /** Moves committed since the proxy started. */
+  readonly movesDone: number;
+}
+
+/**
+ * How the statements of one shape were routed: the last decision, and how many statements of the
+ * shape were routed since it was first seen.
+ */
+export interface RouteDecision {
+  /** The statement with its literals lifted out (`$n` in their place), whitespace collapsed. */
+  readonly shape: string;
+  readonly plan: PlanKind;
+  /** The regions the last statement of this shape ran in. */
+  readonly regions: readonly string[];
+  /**
+   * How the answer was finished: `relayed` (one region), `concat`, `ordered`, `partial-aggregate`
+   * or `gather` (a read over several regions), `two-phase` (a write over several), `each-region`
+   * (maintenance region after region).
+   */
+  readonly finish: string;
+  readonly count: number;
+  /** ISO 8601 time of the last statement of this shape. */
+  readonly lastAt: string;
+}
+
+/** A shape the planner refused, with why and how often. */
+export interface RefusedShape {
+  readonly shape: string;
+  /** The refusal's reason, as in `geoproxy_refusals_total{reason}`. */
+  readonly reason: string;
+  readonly sqlstate: string;
+  readonly count: number;
+  /** ISO 8601 time of the last refusal of this shape. */
+  readonly lastAt: string;
+}
+
 /** Everything the dashboard and /snapshot show, taken at one instant. Plain JSON. */
 export interface ProxySnapshot {
   /** `[server] node`. */
@@ -122,6 +183,12 @@ export interface ProxySnapshot {
   readonly alerts: readonly Alert[];
   readonly clients: ClientStatus;
   readonly cache: CacheStatus;
+  /** Keys per region, rows moved, moves running. */
+  readonly placement: PlacementStatus;
+  /** Recent routing decisions, one per statement shape, most recent first (bounded). */
+  readonly decisions: readonly RouteDecision[];
+  /** The shapes refused most often, most refused first (bounded). */
+  readonly refusedShapes: readonly RefusedShape[];
 }
 
 /** Which region holds a key's rows. */

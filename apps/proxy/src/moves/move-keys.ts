@@ -29,6 +29,21 @@ export interface MovedTable {
   readonly state: "moved" | "in-doubt";
 }
 
+/** A move running now, as the admin port shows it. */
+export interface RunningMove {
+  readonly keys: readonly string[];
+  readonly to: RegionId;
+  readonly startedAt: Date;
+}
+
+/** What moves did since start: rows into and out of each region, moves committed, moves running. */
+export interface MoveProgress {
+  readonly running: readonly RunningMove[];
+  readonly rowsIn: ReadonlyMap<RegionId, number>;
+  readonly rowsOut: ReadonlyMap<RegionId, number>;
+  readonly done: number;
+}
+
 export interface MoveSettings {
   readonly lockTimeoutMs: number;
 }
@@ -49,6 +64,11 @@ export interface MoveSettings {
  * Any failure before the commit decision rolls every region back: nothing changed.
  */
 export class KeyMover {
+  readonly #running = new Set<RunningMove>();
+  readonly #rowsIn = new Map<RegionId, number>();
+  readonly #rowsOut = new Map<RegionId, number>();
+  #done = 0;
+
   constructor(
     private readonly store: DirectoryStore,
     private readonly runner: RegionRunner,
@@ -62,13 +82,32 @@ export class KeyMover {
     const topology = this.store.topology;
     if (!topology.hasRegion(to)) return unknownRegion(to, topology.regionIds);
     const keys = [...new Set(rawKeys.map((key) => this.store.canonical(key)))];
+    const running: RunningMove = { keys, to, startedAt: new Date() };
+    this.#running.add(running);
     const hold = this.holds.hold(keys);
     try {
       if (!(await this.holds.drained(hold, this.settings.lockTimeoutMs)))
         return moveLockTimeout("statements on the key were still running", this.settings.lockTimeoutMs);
-      return await this.moveHeld(keys, to);
+      const moved = await this.moveHeld(keys, to);
+      if (!(moved instanceof PgError)) this.#count(moved);
+      return moved;
     } finally {
       hold.release();
+      this.#running.delete(running);
+    }
+  }
+
+  /** Moves running now and what the finished ones moved. */
+  progress(): MoveProgress {
+    return { running: [...this.#running], rowsIn: this.#rowsIn, rowsOut: this.#rowsOut, done: this.#done };
+  }
+
+  #count(moved: readonly MovedTable[]): void {
+    this.#done++;
+    for (const row of moved) {
+      if (row.rows === 0 || row.from === row.to) continue;
+      this.#rowsIn.set(row.to, (this.#rowsIn.get(row.to) ?? 0) + row.rows);
+      this.#rowsOut.set(row.from, (this.#rowsOut.get(row.from) ?? 0) + row.rows);
     }
   }
 

@@ -4,6 +4,7 @@ import {
   type CacheStatus,
   type KeyLocation,
   type KeyLookupFailure,
+  type PlacementStatus,
   type PoolStatus,
   ProxyMetrics,
   type ProxySnapshot,
@@ -14,10 +15,12 @@ import {
 } from "@geo/admin";
 import type { Directory, GeoConfig, Topology } from "@geo/core";
 import type { HealthMonitor } from "@geo/pool";
-import type { Analyzer } from "@geo/sql";
+import type { Analysis, Analyzer } from "@geo/sql";
 import type { ConsoleClient, ConsoleContext, ObservedState } from "../console/context.js";
 import type { RegionPools } from "../executor/region-pools.js";
 import type { Logger } from "../log.js";
+import type { MoveProgress } from "../moves/move-keys.js";
+import type { Route } from "../routing/router.js";
 import { startAdminPort } from "./admin-port.js";
 import { AlertBook, type Fact } from "./alert-book.js";
 import { probedRegions, probeFacts, probeMonitor } from "./backend-probes.js";
@@ -26,6 +29,7 @@ import { InDoubtLedger } from "./in-doubt-ledger.js";
 import { lookUpKey } from "./key-lookup.js";
 import type { ObservableSession } from "./observable-session.js";
 import { ObservedClient } from "./observed-client.js";
+import { RouteBook } from "./route-book.js";
 
 export interface ObservabilityOptions {
   readonly config: GeoConfig;
@@ -50,7 +54,15 @@ export interface ObservabilityOptions {
   readonly downAtStart?: readonly { readonly region: string; readonly reason: string }[];
   /** Facts known elsewhere in the proxy (a region's collation), added to the alerts when read. */
   readonly facts?: () => readonly Fact[];
+  /**
+   * The analysis a route was decided from (the router's `analysisOf`): with it, the recent
+   * decisions and refused shapes are recorded; without it, only counted.
+   */
+  readonly analysisOf?: (route: Route) => Analysis | undefined;
 }
+
+/** Directory keys are counted per region at most this often (a large directory is a long walk). */
+const KEY_COUNT_INTERVAL_MS = 5000;
 
 /**
  * What the proxy counts and shows about itself: the metrics of every statement, the clients
@@ -77,6 +89,17 @@ export class Observability implements AdminSource {
   readonly #alerts = new AlertBook();
   readonly #clients = new Set<ObservedClient>();
   readonly #startedAt = Date.now();
+  /** Recent routing decisions and refused shapes of real statements. */
+  readonly routes = new RouteBook();
+  #moves: (() => MoveProgress) | undefined;
+  #keyCounts:
+    | {
+        readonly at: number;
+        readonly size: number;
+        readonly done: number;
+        readonly byRegion: Map<string, number>;
+      }
+    | undefined;
   #admin: RunningAdminServer | undefined;
   #monitor: HealthMonitor | undefined;
   /** The monitor was started here, so it is stopped here. */
@@ -162,7 +185,13 @@ export class Observability implements AdminSource {
 
   /** Starts observing a client connection; it is counted until its socket closes. */
   track(session: ObservableSession): ObservedClient {
-    const client = new ObservedClient(session, this.metrics, this.#options.topology.home.id);
+    const analysisOf = this.#options.analysisOf;
+    const client = new ObservedClient(
+      session,
+      this.metrics,
+      this.#options.topology.home.id,
+      analysisOf === undefined ? undefined : { book: this.routes, analysisOf },
+    );
     const metrics = this.metrics;
     session.relay.onErrorSent = (sqlstate) => metrics.countError(sqlstate);
     this.#clients.add(client);
@@ -172,6 +201,11 @@ export class Observability implements AdminSource {
       this.metrics.clientDisconnected();
     });
     return client;
+  }
+
+  /** Where moves report their progress (RELOCATE, REBALANCE), once they started. */
+  watchMoves(progress: () => MoveProgress): void {
+    this.#moves = progress;
   }
 
   /** A read over several regions was answered, finished as `finish` says (scatter-gather calls this). */
@@ -217,7 +251,51 @@ export class Observability implements AdminSource {
       alerts: this.alerts(),
       clients: { connected: this.metrics.connectedClients, max: config.server.maxConnections },
       cache: this.cache(),
+      placement: this.placement(),
+      decisions: this.routes.decisions(),
+      refusedShapes: this.routes.refusedShapes(),
     };
+  }
+
+  /** Keys per region from the directory, rows moved since start, moves running. */
+  placement(): PlacementStatus {
+    const { topology } = this.#options;
+    const progress = this.#moves?.();
+    const keys = this.#countKeys(progress?.done ?? 0);
+    return {
+      regions: topology.regionIds.map((id) => ({
+        id,
+        home: id === topology.home.id,
+        keys: keys.get(id) ?? 0,
+        rowsIn: progress?.rowsIn.get(id) ?? 0,
+        rowsOut: progress?.rowsOut.get(id) ?? 0,
+      })),
+      moves: (progress?.running ?? []).map((move) => ({
+        keys: move.keys,
+        to: move.to,
+        startedAt: move.startedAt.toISOString(),
+      })),
+      movesDone: progress?.done ?? 0,
+    };
+  }
+
+  /** Counted again when keys were added or moved, and at most every few seconds otherwise. */
+  #countKeys(movesDone: number): Map<string, number> {
+    const directory = this.#options.directory;
+    const now = Date.now();
+    const last = this.#keyCounts;
+    if (
+      last !== undefined &&
+      last.size === directory.size &&
+      last.done === movesDone &&
+      now - last.at < KEY_COUNT_INTERVAL_MS
+    ) {
+      return last.byRegion;
+    }
+    const byRegion = new Map<string, number>();
+    for (const [, region] of directory.entries()) byRegion.set(region, (byRegion.get(region) ?? 0) + 1);
+    this.#keyCounts = { at: now, size: directory.size, done: movesDone, byRegion };
+    return byRegion;
   }
 
   whereIs(table: string, key: string): KeyLocation | KeyLookupFailure {

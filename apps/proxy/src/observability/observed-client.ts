@@ -1,9 +1,18 @@
 import { performance } from "node:perf_hooks";
 import type { PlanKind, ProxyMetrics } from "@geo/admin";
 import { FrontendCode } from "@geo/proto";
+import type { Analysis } from "@geo/sql";
 import type { Route } from "../routing/router.js";
 import type { ObservableSession } from "./observable-session.js";
 import { planKindOf } from "./plan-kind.js";
+import type { RouteBook } from "./route-book.js";
+
+/** Where a client's routes are written down with the analysis they were decided from. */
+export interface RouteRecorder {
+  readonly book: RouteBook;
+  /** The analysis a route was decided from, when the router still knows it. */
+  analysisOf(route: Route): Analysis | undefined;
+}
 
 /** How a client connection stands, as SHOW CLIENTS says it. */
 export const CLIENT_STATES = ["login", "idle", "active", "idle in transaction", "closed"] as const;
@@ -39,11 +48,13 @@ export class ObservedClient {
   readonly #starts: number[] = [];
   /** Reused for the one-region case, which is nearly every statement: no array per statement. */
   readonly #oneRegion: string[] = [""];
+  readonly #routes: RouteRecorder | undefined;
 
-  constructor(session: ObservableSession, metrics: ProxyMetrics, home: string) {
+  constructor(session: ObservableSession, metrics: ProxyMetrics, home: string, routes?: RouteRecorder) {
     this.#session = session;
     this.#metrics = metrics;
     this.#home = home;
+    this.#routes = routes;
   }
 
   get id(): number {
@@ -69,12 +80,30 @@ export class ObservedClient {
 
   /** A statement's route was decided: counted now, timed at the end of its exchange. */
   routed(route: Route): void {
+    this.#count(route, route);
+  }
+
+  /** Several statements of one simple Query sent together to `region` as one string. */
+  routedTogether(routes: readonly Route[], region: string): void {
+    for (const route of routes) {
+      this.#count(route.kind === "region" ? { ...route, region } : route, route);
+    }
+  }
+
+  /** Counts `route`; `decided` is the route as the router returned it (the key to its analysis). */
+  #count(route: Route, decided: Route): void {
     const kind = planKindOf(route);
     if (kind === null) return;
     this.statements++;
     const at = this.#pending++ - this.#base;
+    const now = performance.now();
     this.#kinds[at] = kind;
-    this.#starts[at] = performance.now();
+    this.#starts[at] = now;
+    const routes = this.#routes;
+    if (routes !== undefined && route.kind !== "local") {
+      const analysis = routes.analysisOf(decided);
+      if (analysis !== undefined) routes.book.record(analysis, route, kind, now);
+    }
     switch (route.kind) {
       case "region":
         this.#oneRegion[0] = route.region;
@@ -92,13 +121,6 @@ export class ObservedClient {
         return;
       case "local":
         return;
-    }
-  }
-
-  /** Several statements of one simple Query sent together to `region` as one string. */
-  routedTogether(routes: readonly Route[], region: string): void {
-    for (const route of routes) {
-      this.routed(route.kind === "region" ? { ...route, region } : route);
     }
   }
 

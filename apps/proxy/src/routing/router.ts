@@ -44,8 +44,16 @@ export type Route =
       readonly refusal?: string;
     };
 
+/** Routes remembered with their analysis for {@link Router.analysisOf} (a power of two). */
+const RECENT_ROUTES = 64;
+
 /** Analysis (cached by shape) and planning against the live topology and directory. */
 export class Router {
+  /** The last routes decided and their analyses, for {@link Router.analysisOf}. */
+  readonly #recentRoutes: (Route | undefined)[] = new Array(RECENT_ROUTES);
+  readonly #recentAnalyses: (Analysis | undefined)[] = new Array(RECENT_ROUTES);
+  #recent = 0;
+
   constructor(
     readonly analyzer: Analyzer,
     readonly topology: Topology,
@@ -91,6 +99,27 @@ export class Router {
    * search_path when the client set one.
    */
   route(analysis: Analysis, params?: readonly ParamValue[], searchPath?: readonly string[]): Route {
+    const route = this.decide(analysis, params, searchPath);
+    // Remembered for the metrics, which see the route alone (a ring: no allocation per statement).
+    const at = this.#recent++ & (RECENT_ROUTES - 1);
+    this.#recentRoutes[at] = route;
+    this.#recentAnalyses[at] = analysis;
+    return route;
+  }
+
+  /**
+   * The analysis a route was decided from, while it is among the last few routes decided (the
+   * session reports a route as soon as it is decided, a simple-query batch after its statements').
+   */
+  analysisOf(route: Route): Analysis | undefined {
+    for (let back = 1; back <= RECENT_ROUTES && back <= this.#recent; back++) {
+      const at = (this.#recent - back) & (RECENT_ROUTES - 1);
+      if (this.#recentRoutes[at] === route) return this.#recentAnalyses[at];
+    }
+    return undefined;
+  }
+
+  private decide(analysis: Analysis, params?: readonly ParamValue[], searchPath?: readonly string[]): Route {
     if (searchPath !== undefined) {
       const refusal = this.refuseUnqualifiedElsewhere(analysis, searchPath);
       if (refusal !== null) return { kind: "error", error: refusal, refusal: "unqualified-name" };

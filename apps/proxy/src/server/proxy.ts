@@ -155,6 +155,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     ...(replicas === undefined ? {} : { health: replicas.health }),
     downAtStart: down.map((probe) => ({ region: probe.region, reason: probe.error ?? "unreachable" })),
     facts: () => [...collations.facts(), ...sequenceIds.facts(), ...(txnRef?.claimFacts() ?? [])],
+    analysisOf: (route) => router.analysisOf(route),
   }).catch(async (error: unknown) => {
     await replicas?.close(0);
     await pools.close(0);
@@ -194,6 +195,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       throw error;
     },
   );
+  if (moves !== undefined) observability.watchMoves(() => moves.mover.progress());
 
   const late = new LateRegions({
     topology,
