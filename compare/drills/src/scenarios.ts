@@ -126,6 +126,25 @@ function count(results: Map<string, number>, what: string): void {
   results.set(kind, (results.get(kind) ?? 0) + 1);
 }
 
+/** Transactions the replica has served so far (reads routed there, and about one health probe a second). */
+async function replicaTransactions(ctx: DrillContext): Promise<string> {
+  const replica = new pg.Client({
+    host: "127.0.0.1",
+    port: ctx.replica!.port,
+    user: "postgres",
+    database: "postgres",
+  });
+  await replica.connect();
+  try {
+    const result = await replica.query<{ n: string }>(
+      "SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = 'postgres'",
+    );
+    return `${result.rows[0]?.n ?? "?"} transactions on the replica in the first ${((Date.now() - ctx.startedAt) / 1000).toFixed(0)} s (about one health probe a second among them)`;
+  } finally {
+    await replica.end();
+  }
+}
+
 export const SCENARIOS: readonly Scenario[] = [
   {
     name: "baseline",
@@ -189,6 +208,7 @@ export const SCENARIOS: readonly Scenario[] = [
     setup: { replicaOf: US },
     async faults(ctx) {
       await ctx.at(0.2);
+      ctx.note(await replicaTransactions(ctx));
       ctx.progress("stopping us-east's replica");
       await ctx.replica!.stopServer("immediate");
       await sleep(span(ctx, 0.3, 3000, 8000));
@@ -202,6 +222,7 @@ export const SCENARIOS: readonly Scenario[] = [
     setup: { replicaOf: US },
     async faults(ctx) {
       await ctx.at(0.2);
+      ctx.note(await replicaTransactions(ctx));
       const replica = new pg.Client({
         host: "127.0.0.1",
         port: ctx.replica!.port,

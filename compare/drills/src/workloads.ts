@@ -29,9 +29,10 @@ export interface Increment {
 }
 
 /**
- * How long each key went without a successful write: from the start of the first attempt that
- * failed after a success to the end of the next success. An outage still open when the workload
- * stops counts to the stop.
+ * How long a write to each key waited to succeed: from the start of the first attempt after the
+ * key's last success (so a run of failures counts from the first of them, and a write that hung
+ * counts from its own start) to the end of the next success. An outage still open when the
+ * workload stops counts to the stop. Undisturbed, it is the slowest write's latency.
  */
 export class Availability {
   private readonly open = new Map<string, number>();
@@ -41,9 +42,8 @@ export class Availability {
     if (!this.open.has(key)) this.open.set(key, startedAt);
   }
 
-  succeeded(key: string, endedAt: number): void {
-    const since = this.open.get(key);
-    if (since === undefined) return;
+  succeeded(key: string, startedAt: number, endedAt: number): void {
+    const since = this.open.get(key) ?? startedAt;
     this.open.delete(key);
     this.longest.set(key, Math.max(this.longest.get(key) ?? 0, endedAt - since));
   }
@@ -173,7 +173,7 @@ export async function keyedLoop(
       state.keyedAvailability.failed(key, startedAt);
       continue;
     }
-    state.keyedAvailability.succeeded(key, Date.now());
+    state.keyedAvailability.succeeded(key, startedAt, Date.now());
     try {
       const read = await client.query<{ n: string }>(`SELECT n FROM counters WHERE tenant_id = '${key}'`);
       if (read.rows.length === 1 && Number(read.rows[0]!.n) < written) state.staleReads++;
@@ -226,8 +226,8 @@ export async function transferLoop(
     state.transfers.push(transfer);
     const usable = await runTransfer(client, transfer, state);
     if (transfer.outcome === "committed") {
-      state.transferAvailability.succeeded(from.key, Date.now());
-      state.transferAvailability.succeeded(to.key, Date.now());
+      state.transferAvailability.succeeded(from.key, startedAt, Date.now());
+      state.transferAvailability.succeeded(to.key, startedAt, Date.now());
     } else {
       state.transferAvailability.failed(from.key, startedAt);
       state.transferAvailability.failed(to.key, startedAt);

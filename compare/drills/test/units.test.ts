@@ -5,14 +5,14 @@ import type { DrillReport } from "../src/run-drill.js";
 import { Availability } from "../src/workloads.js";
 
 describe("Availability", () => {
-  it("measures from the first failure after a success to the next success, per key", () => {
+  it("measures from the first attempt after a key's last success to the end of the next success", () => {
     const availability = new Availability();
     availability.failed("k1", 100);
     availability.failed("k1", 150);
-    availability.succeeded("k1", 400);
-    availability.succeeded("k2", 500);
-    availability.failed("k1", 600);
-    availability.succeeded("k1", 650);
+    availability.succeeded("k1", 380, 400);
+    // A write that hung 250 ms before it succeeded.
+    availability.succeeded("k2", 250, 500);
+    availability.succeeded("k1", 600, 610);
     availability.failed("k2", 700);
     // k2's outage is still open when the workload stops at 1000.
     expect(availability.close(1000)).toEqual(
