@@ -18,7 +18,14 @@ import {
 import { checkWorkloads, countPrepared, type WorkloadResult } from "./check.js";
 import { ProxyProcess, sleep } from "./proxy-process.js";
 import { TcpRelay } from "./relay.js";
-import { keyedLoop, newWorkloadState, transferLoop, type WorkloadState } from "./workloads.js";
+import {
+  keyedLoop,
+  newReadTally,
+  newWorkloadState,
+  readLoop,
+  transferLoop,
+  type WorkloadState,
+} from "./workloads.js";
 
 const run = promisify(execFile);
 
@@ -205,8 +212,14 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
       direct: (index) => connectDirect(cluster.servers[index]!.port),
       at: (fraction) => sleep(Math.max(0, startedAt + fraction * (deadline - startedAt) - Date.now())),
     };
+    // With a replica, read-only clients read the replica's region's counters: their reads may go there.
+    const reads = newReadTally();
+    const replicaKeys = KEYS.filter((k) => k.region === REGIONS[setup.replicaOf ?? -1]).map((k) => k.key);
     const workloads = [
       ...KEYS.map(({ key }) => keyedLoop(proxyPort, key, deadline, state)),
+      ...(replicaKeys.length === 0
+        ? []
+        : [0, 1].map(() => readLoop(proxyPort, replicaKeys, deadline, state, reads))),
       ...Array.from({ length: options.transferClients ?? 3 }, () =>
         transferLoop(proxyPort, deadline, random, state),
       ),
@@ -218,6 +231,12 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
     await Promise.all([...workloads, faults]);
     const stoppedAt = Date.now();
     if (!running.running) await running.start();
+    if (replicaKeys.length > 0) {
+      const longest = Math.max(0, ...reads.availability.close(stoppedAt).values());
+      notes.push(
+        `reads of ${replicaKeys.join(", ")} by read-only sessions: ${reads.ok} answered, ${reads.failed} failed, ${reads.stale} stale (behind an acknowledged write), ${reads.backwards} went backwards; longest wait for an answer ${longest} ms`,
+      );
+    }
 
     const recoveryStarted = Date.now();
     for (const server of cluster.servers) direct.push(await connectDirect(server.port));

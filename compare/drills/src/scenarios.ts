@@ -1,4 +1,4 @@
-import { rmSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { KEYS, OPS_USER, REGIONS } from "./bank.js";
@@ -139,7 +139,7 @@ async function replicaTransactions(ctx: DrillContext): Promise<string> {
     const result = await replica.query<{ n: string }>(
       "SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = 'postgres'",
     );
-    return `${result.rows[0]?.n ?? "?"} transactions on the replica in the first ${((Date.now() - ctx.startedAt) / 1000).toFixed(0)} s (about one health probe a second among them)`;
+    return `${result.rows[0]?.n ?? "?"} transactions on the replica in the first ${((Date.now() - ctx.startedAt) / 1000).toFixed(0)} s (reads routed there, and about one health probe a second)`;
   } finally {
     await replica.end();
   }
@@ -204,7 +204,7 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: "replica-killed",
-    summary: "us-east's replica (reads of its keys go there) crashes and comes back",
+    summary: "us-east's replica (read-only sessions' reads of its keys may go there) crashes and comes back",
     setup: { replicaOf: US },
     async faults(ctx) {
       await ctx.at(0.2);
@@ -287,20 +287,25 @@ export const SCENARIOS: readonly Scenario[] = [
       await ctx.at(0.25);
       const filler = join(ctx.logDir, "filler");
       ctx.progress("filling the decision log's file system");
-      const chunk = Buffer.alloc(16 * 1024, 1);
+      // Kept full: a page the log frees (a torn line cut off, a compaction) is taken again at once.
+      const until = Date.now() + span(ctx, 0.3, 3000, 8000);
+      const chunk = Buffer.alloc(512, 1);
       let written = 0;
-      const parts: Buffer[] = [];
-      for (;;) {
-        try {
-          parts.push(chunk);
-          writeFileSync(filler, Buffer.concat(parts));
-          written = parts.length * chunk.length;
-        } catch {
-          break;
+      let fd: number | null = null;
+      try {
+        fd = openSync(filler, "a");
+        while (Date.now() < until) {
+          try {
+            writeSync(fd, chunk);
+            written += chunk.length;
+          } catch {
+            await sleep(10);
+          }
         }
+      } finally {
+        if (fd !== null) closeSync(fd);
       }
-      ctx.note(`filled with ${Math.round(written / 1024)} KiB`);
-      await sleep(span(ctx, 0.25, 3000, 8000));
+      ctx.note(`file system kept full with up to ${Math.round(written / 1024)} KiB of filler`);
       rmSync(filler, { force: true });
       ctx.progress("space freed");
     },

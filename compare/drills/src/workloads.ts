@@ -67,6 +67,8 @@ export interface WorkloadState {
   staleReads: number;
   /** Writes whose UPDATE matched no row: the key's rows were not where the statement was sent. */
   misrouted: number;
+  /** Increments acknowledged so far, per key. */
+  readonly acked: Map<string, number>;
 }
 
 export function newWorkloadState(): WorkloadState {
@@ -77,6 +79,7 @@ export function newWorkloadState(): WorkloadState {
     transferAvailability: new Availability(),
     staleReads: 0,
     misrouted: 0,
+    acked: new Map(),
   };
 }
 
@@ -174,6 +177,7 @@ export async function keyedLoop(
       continue;
     }
     state.keyedAvailability.succeeded(key, startedAt, Date.now());
+    state.acked.set(key, (state.acked.get(key) ?? 0) + 1);
     try {
       const read = await client.query<{ n: string }>(`SELECT n FROM counters WHERE tenant_id = '${key}'`);
       if (read.rows.length === 1 && Number(read.rows[0]!.n) < written) state.staleReads++;
@@ -193,6 +197,60 @@ async function rollbackOrDrop(client: pg.Client): Promise<pg.Client | null> {
     await client.end().catch(() => undefined);
     return null;
   }
+}
+
+/** What the readers of the replica scenarios saw. */
+export interface ReadTally {
+  ok: number;
+  failed: number;
+  /** A read that returned less than an earlier read of the same key in the same session. */
+  backwards: number;
+  /** A read that missed an increment acknowledged before the read was sent (a copy behind). */
+  stale: number;
+  readonly availability: Availability;
+}
+
+export function newReadTally(): ReadTally {
+  return { ok: 0, failed: 0, backwards: 0, stale: 0, availability: new Availability() };
+}
+
+/**
+ * A read-only client: it never writes, so its reads of the keys' counters may go to a replica.
+ * Counts what failed, what missed an increment acknowledged before the read was sent (stale: a
+ * replica behind), and what went backwards (a copy behind the one an earlier read came from).
+ */
+export async function readLoop(
+  port: number,
+  keys: readonly string[],
+  deadline: number,
+  state: WorkloadState,
+  tally: ReadTally,
+): Promise<void> {
+  let client: pg.Client | null = null;
+  const seen = new Map<string, number>();
+  for (let i = 0; Date.now() < deadline; i++) {
+    const key = keys[i % keys.length]!;
+    const startedAt = Date.now();
+    try {
+      client ??= await connectApp(port, 5000);
+      const floor = state.acked.get(key) ?? 0;
+      const read = await client.query<{ n: string }>(`SELECT n FROM counters WHERE tenant_id = '${key}'`);
+      const n = Number(read.rows[0]?.n ?? -1);
+      if (n < (seen.get(key) ?? 0)) tally.backwards++;
+      if (n < floor) tally.stale++;
+      seen.set(key, n);
+      tally.ok++;
+      tally.availability.succeeded(key, startedAt, Date.now());
+    } catch {
+      tally.failed++;
+      tally.availability.failed(key, startedAt);
+      await client?.end().catch(() => undefined);
+      client = null;
+      await sleep(50);
+    }
+    await sleep(10);
+  }
+  await client?.end().catch(() => undefined);
 }
 
 /** The transfer workload: one client sending transfers between keys of two regions until the deadline. */

@@ -27,9 +27,9 @@ describe("the drills", () => {
 
   it("commits on both sides a transfer whose proxy died after the decision, before any COMMIT PREPARED", async () => {
     const report = await runDrill({ scenario: scenario("2pc-after-decision"), seconds: 14, seed: 20261202 });
-    // Each probe reached its point (decision written, both regions still prepared) before the kill,
-    // and the grading holds it to ending on both sides.
-    expect(report.notes.join("\n")).toMatch(/probes: \d+ reached/);
+    // At least one probe reached its point (decision written, both regions still prepared) before
+    // the kill; the grading holds every probe that did to ending on both sides.
+    expect(report.notes.join("\n")).toMatch(/\d+ reached\b/);
     expect(report.proxyKills).toBeGreaterThan(0);
     expectNothingLost(report);
   });
