@@ -72,6 +72,11 @@ export interface ConfigOptions {
   readonly decisionLog?: DecisionLogKind;
   /** `[directory_store]`: the directory in PostgreSQL, so RELOCATE and REBALANCE can run. */
   readonly directoryStore?: boolean;
+  /**
+   * `[admin]` on an ephemeral loopback port: the proxy then probes every backend each second, and
+   * SHOW REGIONS reads the probes instead of what the pools saw.
+   */
+  readonly healthProbes?: boolean;
 }
 
 export function configToml(options: ConfigOptions): string {
@@ -118,5 +123,5 @@ hold_ms = 4000
 lock_timeout_ms = 800
 `
     : ""
-}`;
+}${options.healthProbes === true ? '\n[admin]\nhost = "127.0.0.1"\nport = 0\n' : ""}`;
 }

@@ -38,6 +38,8 @@ export interface ScenarioSetup {
   readonly relays?: boolean;
   /** A streaming replica of this region (index into REGIONS), listed in the topology. */
   readonly replicaOf?: number;
+  /** The admin port on, so the proxy probes its backends (SHOW REGIONS then reads the probes). */
+  readonly healthProbes?: boolean;
   /** The file decision log on a filesystem of its own of this many KiB (a tmpfs; needs root). */
   readonly logFilesystemKiB?: number;
 }
@@ -181,6 +183,7 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
         logPath: join(logDir, "decisions.log"),
         decisionLog: setup.decisionLog ?? "file",
         directoryStore: setup.directoryStore === true,
+        healthProbes: setup.healthProbes === true,
       }),
     );
     writeFileSync(directoryPath, directoryTsv());

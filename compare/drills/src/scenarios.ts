@@ -7,17 +7,26 @@ import { freezeServer } from "./freeze.js";
 import { sleep } from "./proxy-process.js";
 import type { DrillContext, Scenario } from "./run-drill.js";
 import { killAtPoint, needsTableLog, TWO_PHASE_POINTS, type TwoPhasePoint } from "./two-phase-points.js";
+import { connectApp } from "./workloads.js";
 
 const EU = 0;
 const US = 1;
 const AP = 2;
 
-async function crash(ctx: DrillContext, indexes: readonly number[], downMs: number): Promise<void> {
+async function crash(
+  ctx: DrillContext,
+  indexes: readonly number[],
+  downMs: number,
+  watch = false,
+): Promise<void> {
   ctx.progress(`stopping ${indexes.map((i) => REGIONS[i]).join(" and ")} (immediate shutdown)`);
   await Promise.all(indexes.map((i) => ctx.cluster.stopServer(i, "immediate")));
+  const watcher = watch ? watchHealth(ctx, indexes[0]!) : undefined;
   await sleep(downMs);
   await Promise.all(indexes.map((i) => ctx.cluster.startServer(i)));
+  watcher?.repaired();
   ctx.progress(`started ${indexes.map((i) => REGIONS[i]).join(" and ")} again`);
+  await watcher?.done();
 }
 
 async function restartProxy(ctx: DrillContext, downMs: number): Promise<void> {
@@ -31,13 +40,94 @@ function span(ctx: DrillContext, fraction: number, minMs: number, maxMs: number)
   return Math.max(minMs, Math.min(maxMs, fraction * (ctx.deadline - ctx.startedAt)));
 }
 
+/**
+ * Polls SHOW REGIONS through the proxy from the fault until `repaired()` is true and the region
+ * reads `up` again (or the run ends), and notes when its health column first left `up` and when
+ * it came back: how visible the fault was to an operator.
+ */
+function watchHealth(ctx: DrillContext, index: number): { repaired(): void; done(): Promise<void> } {
+  const faultAt = Date.now();
+  let repairedAt: number | null = null;
+  const watching = (async () => {
+    let downAt: number | null = null;
+    let upAt: number | null = null;
+    const seen = new Set<string>();
+    let client: pg.Client | null = null;
+    while (Date.now() < ctx.deadline && upAt === null) {
+      try {
+        client ??= await connectApp(ctx.proxyPort, 2000);
+        const result = await client.query<{ region: string; health: string | null }>("SHOW REGIONS");
+        const health = result.rows.find((row) => row.region === REGIONS[index])?.health ?? "null";
+        seen.add(health);
+        if (health !== "up" && downAt === null) downAt = Date.now();
+        if (health === "up" && downAt !== null && repairedAt !== null) upAt = Date.now();
+      } catch {
+        await client?.end().catch(() => undefined);
+        client = null;
+      }
+      await sleep(200);
+    }
+    await client?.end().catch(() => undefined);
+    const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+    ctx.note(
+      `SHOW REGIONS health of ${REGIONS[index]}: ${[...seen].join(" / ")}; ${
+        downAt === null ? "never left up" : `not up ${seconds(downAt - faultAt)} after the fault`
+      }${upAt === null || repairedAt === null ? "" : `, up ${seconds(upAt - repairedAt)} after the repair`}`,
+    );
+  })();
+  return {
+    repaired() {
+      repairedAt = Date.now();
+    },
+    done: () => watching,
+  };
+}
+
 function regionCrash(name: string, summary: string, indexes: readonly number[]): Scenario {
   return {
     name,
     summary,
     async faults(ctx) {
       await ctx.at(0.2);
-      await crash(ctx, indexes, span(ctx, 0.15, 2000, 5000));
+      await crash(ctx, indexes, span(ctx, 0.15, 2000, 5000), true);
+    },
+  };
+}
+
+function frozen(name: string, summary: string, healthProbes: boolean): Scenario {
+  return {
+    name,
+    summary,
+    ...(healthProbes ? { setup: { healthProbes } } : {}),
+    async faults(ctx) {
+      await ctx.at(0.2);
+      ctx.progress("freezing us-east");
+      const frozenServer = freezeServer(ctx.cluster.servers[US]!.dataDir);
+      const watcher = watchHealth(ctx, US);
+      await sleep(span(ctx, 0.3, 4000, 10_000));
+      frozenServer.thaw();
+      watcher.repaired();
+      ctx.progress("us-east woken");
+      await watcher.done();
+    },
+  };
+}
+
+function cutOff(name: string, summary: string, healthProbes: boolean): Scenario {
+  return {
+    name,
+    summary,
+    setup: { relays: true, healthProbes },
+    async faults(ctx) {
+      await ctx.at(0.2);
+      ctx.progress("cutting us-east off");
+      ctx.relays[US]!.cut();
+      const watcher = watchHealth(ctx, US);
+      await sleep(span(ctx, 0.3, 4000, 10_000));
+      ctx.relays[US]!.heal();
+      watcher.repaired();
+      ctx.progress("us-east reachable again");
+      await watcher.done();
     },
   };
 }
@@ -177,31 +267,14 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   regionCrash("two-regions-crash", "us-east and ap-south crash together and come back", [US, AP]),
   regionCrash("home-crash", "the home region (eu-west, which holds no decision log here) crashes", [EU]),
-  {
-    name: "region-frozen",
-    summary: "every process of us-east's PostgreSQL stopped with SIGSTOP, then woken",
-    async faults(ctx) {
-      await ctx.at(0.2);
-      ctx.progress("freezing us-east");
-      const frozen = freezeServer(ctx.cluster.servers[US]!.dataDir);
-      await sleep(span(ctx, 0.3, 4000, 10_000));
-      frozen.thaw();
-      ctx.progress("us-east woken");
-    },
-  },
-  {
-    name: "region-cut-off",
-    summary: "us-east cut off: a relay in front of it forwards nothing, then heals",
-    setup: { relays: true },
-    async faults(ctx) {
-      await ctx.at(0.2);
-      ctx.progress("cutting us-east off");
-      ctx.relays[US]!.cut();
-      await sleep(span(ctx, 0.3, 4000, 10_000));
-      ctx.relays[US]!.heal();
-      ctx.progress("us-east reachable again");
-    },
-  },
+  frozen("region-frozen", "every process of us-east's PostgreSQL stopped with SIGSTOP, then woken", false),
+  frozen(
+    "region-frozen-probed",
+    "the same, with the admin port on, so the proxy probes its backends every second",
+    true,
+  ),
+  cutOff("region-cut-off", "us-east cut off: a relay in front of it forwards nothing, then heals", false),
+  cutOff("region-cut-off-probed", "the same, with the proxy probing its backends every second", true),
   {
     name: "replica-killed",
     summary: "us-east's replica (read-only sessions' reads of its keys may go there) crashes and comes back",
