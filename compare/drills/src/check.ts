@@ -20,6 +20,8 @@ export interface WorkloadResult {
   readonly maxUnavailableMs: number;
   /** The key it was. */
   readonly worstKey: string | null;
+  /** The same, for every key that had a write of this workload, in key order. */
+  readonly unavailableByKey: Readonly<Record<string, number>>;
   /** Up to five of the lost or wrong writes, described. */
   readonly samples: readonly string[];
 }
@@ -189,8 +191,12 @@ export async function checkWorkloads(
     }
   }
 
-  const keyedWorst = worst(state.keyedAvailability.close(stoppedAt));
-  const transferWorst = worst(state.transferAvailability.close(stoppedAt));
+  const keyedLongest = state.keyedAvailability.close(stoppedAt);
+  const transferLongest = state.transferAvailability.close(stoppedAt);
+  const keyedWorst = worst(keyedLongest);
+  const transferWorst = worst(transferLongest);
+  const byKey = (longest: Map<string, number>): Record<string, number> =>
+    Object.fromEntries(KEYS.filter(({ key }) => longest.has(key)).map(({ key }) => [key, longest.get(key)!]));
   const keyedCounts = counts(state.increments);
   const transferCounts = counts(state.transfers);
   return {
@@ -201,6 +207,7 @@ export async function checkWorkloads(
       wrong: keyedWrong,
       maxUnavailableMs: keyedWorst.ms,
       worstKey: keyedWorst.key,
+      unavailableByKey: byKey(keyedLongest),
       samples: keyedSamples,
     },
     transfers: {
@@ -210,6 +217,7 @@ export async function checkWorkloads(
       wrong: transfersWrong,
       maxUnavailableMs: transferWorst.ms,
       worstKey: transferWorst.key,
+      unavailableByKey: byKey(transferLongest),
       samples: transferSamples.slice(0, 5),
     },
   };

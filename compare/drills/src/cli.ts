@@ -60,6 +60,13 @@ for (const scenario of chosen) {
   console.log(
     `  proxy kills ${report.proxyKills}, stale reads ${report.staleReads}, misrouted ${report.misrouted}, recovered in ${report.recoverySeconds.toFixed(1)} s`,
   );
+  for (const [workload, result] of [
+    ["keyed", report.keyed],
+    ["transfers", report.transfers],
+  ] as const) {
+    const keys = Object.entries(result.unavailableByKey).map(([key, ms]) => `${key} ${ms}`);
+    console.log(`  ${workload} unavailability per key (ms): ${keys.join(", ")}`);
+  }
   for (const sample of [...report.keyed.samples, ...report.transfers.samples]) console.log(`  ! ${sample}`);
   if (report.keptDir !== null) console.log(`  proxy and decision logs kept in ${report.keptDir}`);
   console.log(drillPassed(report) ? "  OK" : "  FAILED");

@@ -71,6 +71,7 @@ describe("markdownTable", () => {
       wrong: 0,
       maxUnavailableMs: 1234,
       worstKey: "k4",
+      unavailableByKey: { k4: 1234 },
       samples: [],
     };
     const report: DrillReport = {
@@ -78,7 +79,7 @@ describe("markdownTable", () => {
       seconds: 20,
       seed: 1,
       keyed: result,
-      transfers: { ...result, worstKey: null, maxUnavailableMs: 0 },
+      transfers: { ...result, worstKey: null, maxUnavailableMs: 0, unavailableByKey: {} },
       preparedLeft: 0,
       recoverySeconds: 0,
       proxyKills: 0,
