@@ -20,13 +20,13 @@ function expectNothingLost(report: DrillReport): void {
 
 describe("the drills", () => {
   it("loses and half-applies nothing while the proxy is SIGKILLed and regions crash at random", async () => {
-    const report = await runDrill({ scenario: scenario("mixed"), seconds: 16, seed: 20261202 });
+    const report = await runDrill({ scenario: scenario("mixed"), seconds: 14, seed: 20261202 });
     expect(report.proxyKills).toBeGreaterThan(0);
     expectNothingLost(report);
   });
 
   it("commits on both sides a transfer whose proxy died after the decision, before any COMMIT PREPARED", async () => {
-    const report = await runDrill({ scenario: scenario("2pc-after-decision"), seconds: 14, seed: 20261202 });
+    const report = await runDrill({ scenario: scenario("2pc-after-decision"), seconds: 12, seed: 20261202 });
     // At least one probe reached its point (decision written, both regions still prepared) before
     // the kill; the grading holds every probe that did to ending on both sides.
     expect(report.notes.join("\n")).toMatch(/\d+ reached\b/);
