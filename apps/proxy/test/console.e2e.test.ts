@@ -66,9 +66,9 @@ describe("the console through the proxy, in front of three PostgreSQL servers", 
     expect(status).toBe(0);
     const ports = new Map(demo.regions.map((region) => [region.region, region.port]));
     expect(rows).toEqual([
-      `ap-south|no|ap-south|127.0.0.1:${ports.get("ap-south")}|`,
-      `eu-west|yes|eu-west|127.0.0.1:${ports.get("eu-west")}|`,
-      `us-east|no|us-east|127.0.0.1:${ports.get("us-east")}|`,
+      `ap-south|no|ap-south|127.0.0.1:${ports.get("ap-south")}||up`,
+      `eu-west|yes|eu-west|127.0.0.1:${ports.get("eu-west")}||up`,
+      `us-east|no|us-east|127.0.0.1:${ports.get("us-east")}||up`,
     ]);
   });
 

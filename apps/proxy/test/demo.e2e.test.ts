@@ -126,9 +126,9 @@ describe("the demo", () => {
     const regions = await run(psql, [...connect, "-c", "SHOW REGIONS"]);
     expect(regions.stderr).toBe("");
     expect(regions.stdout.trim().split("\n")).toEqual([
-      "ap-south|no|ap-south|127.0.0.1:5435|",
-      "eu-west|yes|eu-west|127.0.0.1:5433|",
-      "us-east|no|us-east|127.0.0.1:5434|",
+      "ap-south|no|ap-south|127.0.0.1:5435||up",
+      "eu-west|yes|eu-west|127.0.0.1:5433||up",
+      "us-east|no|us-east|127.0.0.1:5434||up",
     ]);
     const keyed = await run(psql, [
       ...connect,

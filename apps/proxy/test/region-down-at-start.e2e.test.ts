@@ -154,12 +154,18 @@ describe("a proxy started while a region is down", () => {
     await c.end();
   });
 
-  it("shows the region down in SHOW HEALTH, /snapshot and /metrics", async () => {
+  it("shows the region down in SHOW HEALTH, SHOW REGIONS, /snapshot and /metrics", async () => {
     const c = await client(proxy);
     const health = await c.query({ text: "SHOW HEALTH", rowMode: "array" });
     const usEast = health.rows.find((row) => row[0] === "us-east");
     expect(usEast?.[4]).toBe("down");
     expect(health.rows.find((row) => row[0] === "ap-south")?.[4]).toBe("up");
+    const regionRows = await c.query<{ region: string; health: string }>("SHOW REGIONS");
+    expect(regionRows.rows.map((row) => [row.region, row.health])).toEqual([
+      ["ap-south", "up"],
+      ["eu-west", "up"],
+      ["us-east", "down"],
+    ]);
     await c.end();
     const snapshot = (await (await fetch(`${adminUrl}/snapshot`)).json()) as ProxySnapshot;
     const region = snapshot.regions.find((r) => r.id === "us-east");

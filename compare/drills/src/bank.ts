@@ -1,4 +1,7 @@
-/** The drill's bank: one account per key, three keys per region, and a record of every transfer on both sides. */
+/**
+ * The drill's bank: one account and one counter per key, three keys per region, a record of every
+ * transfer on both sides and of every increment next to its counter.
+ */
 export const REGIONS = ["eu-west", "us-east", "ap-south"] as const;
 export type RegionName = (typeof REGIONS)[number];
 
@@ -9,6 +12,12 @@ export const KEYS: readonly { key: string; region: RegionName }[] = Array.from({
   key: `k${i}`,
   region: REGIONS[i % REGIONS.length]!,
 }));
+
+/** The role the workloads log in as, and the operator the move scenarios run RELOCATE as. */
+export const APP_USER = { name: "app", password: "app-secret" } as const;
+export const OPS_USER = { name: "ops", password: "ops-secret" } as const;
+
+export const DIRECTORY_TABLE = "geoproxy_directory";
 
 export const SCHEMA_SQL = `
 CREATE TABLE accounts (
@@ -22,53 +31,97 @@ CREATE TABLE transfers (
   id        text   NOT NULL,
   amount    bigint NOT NULL,
   PRIMARY KEY (tenant_id, id)
+);
+CREATE TABLE counters (
+  tenant_id text   PRIMARY KEY,
+  n         bigint NOT NULL
+);
+CREATE TABLE increments (
+  tenant_id text   NOT NULL,
+  id        text   NOT NULL,
+  PRIMARY KEY (tenant_id, id)
+);
+CREATE TABLE ${DIRECTORY_TABLE} (
+  key text PRIMARY KEY, region text NOT NULL, moved_at timestamptz NOT NULL DEFAULT now()
 );`;
 
-/** The rows a region starts with: its keys' accounts. */
+/** The rows a region starts with: its keys' accounts and counters, and the directory of every key. */
 export function seedSql(region: RegionName): string {
-  const rows = KEYS.filter((k) => k.region === region).map((k) => `('${k.key}', 1, ${INITIAL_BALANCE})`);
-  return `INSERT INTO accounts (tenant_id, id, balance) VALUES ${rows.join(", ")};`;
+  const mine = KEYS.filter((k) => k.region === region);
+  return [
+    `INSERT INTO accounts (tenant_id, id, balance) VALUES ${mine.map((k) => `('${k.key}', 1, ${INITIAL_BALANCE})`).join(", ")};`,
+    `INSERT INTO counters (tenant_id, n) VALUES ${mine.map((k) => `('${k.key}', 0)`).join(", ")};`,
+    `INSERT INTO ${DIRECTORY_TABLE} (key, region) VALUES ${KEYS.map((k) => `('${k.key}', '${k.region}')`).join(", ")};`,
+  ].join("\n");
 }
 
 export function directoryTsv(): string {
   return `${KEYS.map((k) => `${k.key}\t${k.region}`).join("\n")}\n`;
 }
 
-export function configToml(options: {
+/** Where the proxy keeps its two-phase commit decisions. */
+export type DecisionLogKind = "file" | "table";
+
+export interface ConfigOptions {
   readonly proxyPort: number;
+  /** The port the proxy is told each region's primary listens on (a relay's, when one is in front). */
   readonly regionPorts: readonly number[];
+  /** Replica ports per region index, for the replica scenarios. */
+  readonly replicaPorts?: Readonly<Partial<Record<number, number>>>;
   readonly logPath: string;
-}): string {
-  const regions = REGIONS.map(
-    (id, i) => `[[topology.regions]]
+  readonly decisionLog?: DecisionLogKind;
+  /** `[directory_store]`: the directory in PostgreSQL, so RELOCATE and REBALANCE can run. */
+  readonly directoryStore?: boolean;
+  /**
+   * `[admin]` on an ephemeral loopback port: the proxy then probes every backend each second, and
+   * SHOW REGIONS reads the probes instead of what the pools saw.
+   */
+  readonly healthProbes?: boolean;
+}
+
+export function configToml(options: ConfigOptions): string {
+  const regions = REGIONS.map((id, i) => {
+    const replica = options.replicaPorts?.[i];
+    return `[[topology.regions]]
 id = "${id}"
 ${i === 0 ? "home = true\n" : ""}primary = { host = "127.0.0.1", port = ${options.regionPorts[i]}, database = "postgres", user = "postgres" }
-`,
-  ).join("\n");
+${replica === undefined ? "" : `replicas = [{ host = "127.0.0.1", port = ${replica}, database = "postgres", user = "postgres" }]\n`}`;
+  }).join("\n");
+  const tables = ["accounts", "transfers", "counters", "increments"]
+    .map((table) => `[[tables]]\ntable = "${table}"\nplacement = "geo_partitioned"\nkey = "tenant_id"\n`)
+    .join("\n");
   return `[server]
 host = "127.0.0.1"
 port = ${options.proxyPort}
 node = "drill"
 
 ${regions}
-[[tables]]
-table = "accounts"
-placement = "geo_partitioned"
-key = "tenant_id"
-
-[[tables]]
-table = "transfers"
-placement = "geo_partitioned"
-key = "tenant_id"
+${tables}
+[auth]
+method = "scram-sha-256"
+lookup = false
+users = [{ name = "${APP_USER.name}", password = "${APP_USER.password}" }, { name = "${OPS_USER.name}", password = "${OPS_USER.password}" }]
+operators = ["${OPS_USER.name}"]
 
 [pool]
 connect_timeout_ms = 1000
 checkout_timeout_ms = 2000
 
 [txn]
+decision_log = "${options.decisionLog ?? "file"}"
 log_path = "${options.logPath}"
 recovery_grace_ms = 3000
 recovery_interval_ms = 1000
 decide_deadline_ms = 1500
-`;
+step_timeout_ms = 3000
+${
+  options.directoryStore === true
+    ? `
+[directory_store]
+table = "${DIRECTORY_TABLE}"
+hold_ms = 4000
+lock_timeout_ms = 800
+`
+    : ""
+}${options.healthProbes === true ? '\n[admin]\nhost = "127.0.0.1"\nport = 0\n' : ""}`;
 }

@@ -19,12 +19,18 @@ export class ProxyProcess {
   constructor(
     private readonly options: {
       readonly configPath: string;
-      readonly directoryPath: string;
+      /** The directory TSV; absent when the directory lives in PostgreSQL (`[directory_store]`). */
+      readonly directoryPath?: string;
       readonly port: number;
       readonly logPath: string;
     },
   ) {
     this.log = createWriteStream(options.logPath, { flags: "a" });
+  }
+
+  /** The running process's pid, or undefined. */
+  get pid(): number | undefined {
+    return this.running ? this.child?.pid : undefined;
   }
 
   get running(): boolean {
@@ -42,8 +48,7 @@ export class ProxyProcess {
           "serve",
           "--config",
           this.options.configPath,
-          "--directory",
-          this.options.directoryPath,
+          ...(this.options.directoryPath === undefined ? [] : ["--directory", this.options.directoryPath]),
           "--log-level",
           "warn",
         ],

@@ -1,85 +1,175 @@
-import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startCluster } from "@geo/testkit";
+import { promisify } from "node:util";
+import { type PgCluster, type PgReplica, startCluster, startReplica } from "@geo/testkit";
 import pg from "pg";
-import { configToml, directoryTsv, INITIAL_BALANCE, KEYS, REGIONS, SCHEMA_SQL, seedSql } from "./bank.js";
+import {
+  configToml,
+  type DecisionLogKind,
+  directoryTsv,
+  KEYS,
+  REGIONS,
+  SCHEMA_SQL,
+  seedSql,
+} from "./bank.js";
+import { checkWorkloads, countPrepared, type WorkloadResult } from "./check.js";
 import { ProxyProcess, sleep } from "./proxy-process.js";
+import { TcpRelay } from "./relay.js";
+import {
+  keyedLoop,
+  newReadTally,
+  newWorkloadState,
+  readLoop,
+  transferLoop,
+  type WorkloadState,
+} from "./workloads.js";
+
+const run = promisify(execFile);
+
+/** What a scenario needs started before the workloads begin. */
+export interface ScenarioSetup {
+  readonly decisionLog?: DecisionLogKind;
+  /** The directory in PostgreSQL, for RELOCATE and REBALANCE. */
+  readonly directoryStore?: boolean;
+  /** A TCP relay in front of every region's primary, so one can be cut off. */
+  readonly relays?: boolean;
+  /** A streaming replica of this region (index into REGIONS), listed in the topology. */
+  readonly replicaOf?: number;
+  /** The admin port on, so the proxy probes its backends (SHOW REGIONS then reads the probes). */
+  readonly healthProbes?: boolean;
+  /** The file decision log on a filesystem of its own of this many KiB (a tmpfs; needs root). */
+  readonly logFilesystemKiB?: number;
+}
+
+/** Everything a scenario's fault script may use while the workloads run. */
+export interface DrillContext {
+  readonly cluster: PgCluster;
+  readonly proxy: ProxyProcess;
+  readonly proxyPort: number;
+  /** One per region when the setup asks for relays. */
+  readonly relays: readonly (TcpRelay | undefined)[];
+  readonly replica: PgReplica | undefined;
+  readonly random: () => number;
+  readonly startedAt: number;
+  readonly deadline: number;
+  /** The folder holding the decision log (a filesystem of its own with `logFilesystemKiB`). */
+  readonly logDir: string;
+  readonly state: WorkloadState;
+  progress(line: string): void;
+  /** A line for the scenario's report. */
+  note(line: string): void;
+  /** A new client straight to region `index`'s primary; the caller ends it. */
+  direct(index: number): Promise<pg.Client>;
+  /** Sleeps until this fraction of the run has passed. */
+  at(fraction: number): Promise<void>;
+}
+
+export interface Scenario {
+  readonly name: string;
+  /** One line: what is broken and how. */
+  readonly summary: string;
+  readonly setup?: ScenarioSetup;
+  /** Shortest run that lets the faults happen, in seconds. */
+  readonly minSeconds?: number;
+  /** Breaks things while the workloads run; must leave every server running and reachable. */
+  faults(ctx: DrillContext): Promise<void>;
+}
 
 export interface DrillOptions {
-  /** How long transfers and faults go on. */
+  readonly scenario: Scenario;
+  /** How long the workloads run. */
   readonly seconds: number;
-  /** Concurrent clients sending transfers. Default 6. */
-  readonly clients?: number;
+  /** Concurrent transfer clients (the keyed workload has one client per key). Default 3. */
+  readonly transferClients?: number;
   /** Seed of the fault schedule and the transfers, for a repeatable run. */
   readonly seed?: number;
   readonly onProgress?: (line: string) => void;
 }
 
-/** What the client was told about a transfer. */
-export const TRANSFER_OUTCOMES = ["committed", "failed", "unknown"] as const;
-export type TransferOutcome = (typeof TRANSFER_OUTCOMES)[number];
-
 export interface DrillReport {
-  readonly attempted: number;
-  readonly committed: number;
-  readonly failed: number;
-  /** The connection went away while COMMIT was in flight, or the outcome was reported unknown (08007). */
-  readonly unknown: number;
-  /** Committed transfers missing on a side, failed ones applied on a side, unknown ones applied on one side only. */
-  readonly lost: number;
-  /** The lost transfers by what the client was told, for diagnosis. */
-  readonly lostBy: Readonly<Record<TransferOutcome, number>>;
-  /** Up to five lost transfers: what the client was told and which sides hold it. */
-  readonly lostSamples: readonly string[];
-  readonly totalBefore: number;
-  readonly totalAfter: number;
-  /** Accounts whose balance is not their opening balance plus their recorded transfers. */
-  readonly unbalancedAccounts: number;
+  readonly scenario: string;
+  readonly seconds: number;
+  readonly seed: number;
+  readonly keyed: WorkloadResult;
+  readonly transfers: WorkloadResult;
   /** Prepared transactions left in any region once recovery has run. */
   readonly preparedLeft: number;
-  readonly proxyKills: number;
-  readonly regionRestarts: number;
-  /** Seconds from the end of the faults until nothing was prepared anywhere. */
+  /** Seconds from the end of the run until nothing was prepared anywhere. */
   readonly recoverySeconds: number;
+  readonly proxyKills: number;
+  /** Counter reads, in the session that had just written, that returned less than it wrote. */
+  readonly staleReads: number;
+  /** Writes whose UPDATE found no row where the proxy sent it. */
+  readonly misrouted: number;
+  readonly notes: readonly string[];
+  /** Where the proxy's log and the decision log were kept, when something went wrong. */
+  readonly keptDir: string | null;
 }
 
-interface Transfer {
-  readonly id: string;
-  readonly from: string;
-  readonly to: string;
-  readonly amount: number;
-  outcome: TransferOutcome;
-  /** The error the client saw, for the report. */
-  error?: string;
+/** Whether a report shows nothing lost, nothing wrong and nothing left prepared. */
+export function drillPassed(report: DrillReport): boolean {
+  return (
+    report.keyed.lost === 0 &&
+    report.keyed.wrong === 0 &&
+    report.transfers.lost === 0 &&
+    report.transfers.wrong === 0 &&
+    report.preparedLeft === 0
+  );
 }
 
 /**
- * Concurrent money transfers between accounts in different regions through geoproxy (a child
- * process), while the proxy is killed with SIGKILL at random moments and restarted, and a region's
- * PostgreSQL is stopped (immediate shutdown: a crash) and started. Afterwards every region is read
- * directly: the total is unchanged, each transfer the client saw commit is on both sides, none it
- * saw fail is on either, and recovery has left nothing prepared.
+ * Runs one scenario: three PostgreSQL servers (the regions), geoproxy as a child process, the
+ * keyed and the transfer workloads through it for `seconds`, and the scenario's faults meanwhile.
+ * Afterwards every region is read directly and both workloads are graded.
  */
 export async function runDrill(options: DrillOptions): Promise<DrillReport> {
+  const { scenario } = options;
+  const setup = scenario.setup ?? {};
   const progress = options.onProgress ?? (() => undefined);
-  const random = prng(options.seed ?? Date.now());
+  const seed = options.seed ?? Date.now();
+  const random = prng(seed);
   const work = mkdtempSync(join(tmpdir(), "geo-drill-"));
+  const logDir = join(work, "log");
+  mkdirSync(logDir);
+  const notes: string[] = [];
+  let mounted = false;
   // Immediate shutdown loses what sits in WAL buffers: commits must reach the kernel before they answer.
   const cluster = await startCluster({
     count: 3,
     initSql: SCHEMA_SQL,
-    settings: { synchronous_commit: "on" },
+    settings: { synchronous_commit: "on", max_connections: "200" },
   });
   const direct: pg.Client[] = [];
+  const relays: (TcpRelay | undefined)[] = [];
+  let replica: PgReplica | undefined;
   let proxy: ProxyProcess | null = null;
+  let keep = false;
   try {
+    if (setup.logFilesystemKiB !== undefined) {
+      await run("mount", ["-t", "tmpfs", "-o", `size=${setup.logFilesystemKiB}k`, "tmpfs", logDir]);
+      mounted = true;
+    }
     for (const [i, region] of REGIONS.entries()) {
       const client = await connectDirect(cluster.servers[i]!.port);
       await client.query(seedSql(region));
       await client.end();
+    }
+    if (setup.replicaOf !== undefined) {
+      replica = await startReplica(cluster, { of: setup.replicaOf });
+    }
+    const regionPorts: number[] = [];
+    for (const server of cluster.servers) {
+      if (setup.relays === true) {
+        const relay = new TcpRelay(server.port);
+        regionPorts.push(await relay.start());
+        relays.push(relay);
+      } else {
+        regionPorts.push(server.port);
+        relays.push(undefined);
+      }
     }
     const proxyPort = await freePort();
     const configPath = join(work, "geoproxy.toml");
@@ -88,50 +178,68 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
       configPath,
       configToml({
         proxyPort,
-        regionPorts: cluster.servers.map((s) => s.port),
-        logPath: join(work, "decisions.log"),
+        regionPorts,
+        ...(replica === undefined ? {} : { replicaPorts: { [setup.replicaOf!]: replica.port } }),
+        logPath: join(logDir, "decisions.log"),
+        decisionLog: setup.decisionLog ?? "file",
+        directoryStore: setup.directoryStore === true,
+        healthProbes: setup.healthProbes === true,
       }),
     );
     writeFileSync(directoryPath, directoryTsv());
     proxy = new ProxyProcess({
       configPath,
-      directoryPath,
+      ...(setup.directoryStore === true ? {} : { directoryPath }),
       port: proxyPort,
       logPath: join(work, "proxy.log"),
     });
     await proxy.start();
-    const totalBefore = KEYS.length * INITIAL_BALANCE;
 
-    const transfers: Transfer[] = [];
-    const deadline = Date.now() + options.seconds * 1000;
-    let regionRestarts = 0;
+    const state = newWorkloadState();
+    const startedAt = Date.now();
+    const deadline = startedAt + options.seconds * 1000;
     const running = proxy;
-    const clients = Array.from({ length: options.clients ?? 6 }, () =>
-      transferLoop(proxyPort, deadline, random, transfers),
-    );
-    const faults = (async () => {
-      let round = 0;
-      while (Date.now() < deadline - 1500) {
-        await sleep(800 + random() * 2200);
-        if (Date.now() >= deadline - 1500) break;
-        round++;
-        if (round % 3 === 0) {
-          const index = Math.floor(random() * REGIONS.length);
-          progress(`fault ${round}: stopping ${REGIONS[index]}'s PostgreSQL`);
-          await cluster.stopServer(index, "immediate");
-          await sleep(500 + random() * 1500);
-          await cluster.startServer(index);
-          regionRestarts++;
-        } else {
-          progress(`fault ${round}: SIGKILL geoproxy`);
-          await running.kill();
-          await sleep(100 + random() * 700);
-          await running.start();
-        }
-      }
-    })();
-    await Promise.all([...clients, faults]);
+    const ctx: DrillContext = {
+      cluster,
+      proxy: running,
+      proxyPort,
+      relays,
+      replica,
+      random,
+      startedAt,
+      deadline,
+      logDir,
+      state,
+      progress: (line) => progress(`${((Date.now() - startedAt) / 1000).toFixed(1)} s: ${line}`),
+      note: (line) => notes.push(line),
+      direct: (index) => connectDirect(cluster.servers[index]!.port),
+      at: (fraction) => sleep(Math.max(0, startedAt + fraction * (deadline - startedAt) - Date.now())),
+    };
+    // With a replica, read-only clients read the replica's region's counters: their reads may go there.
+    const reads = newReadTally();
+    const replicaKeys = KEYS.filter((k) => k.region === REGIONS[setup.replicaOf ?? -1]).map((k) => k.key);
+    const workloads = [
+      ...KEYS.map(({ key }) => keyedLoop(proxyPort, key, deadline, state)),
+      ...(replicaKeys.length === 0
+        ? []
+        : [0, 1].map(() => readLoop(proxyPort, replicaKeys, deadline, state, reads))),
+      ...Array.from({ length: options.transferClients ?? 3 }, () =>
+        transferLoop(proxyPort, deadline, random, state),
+      ),
+    ];
+    const faults = scenario.faults(ctx).catch((error: unknown) => {
+      notes.push(`fault script failed: ${error instanceof Error ? error.message : String(error)}`);
+      keep = true;
+    });
+    await Promise.all([...workloads, faults]);
+    const stoppedAt = Date.now();
     if (!running.running) await running.start();
+    if (replicaKeys.length > 0) {
+      const longest = Math.max(0, ...reads.availability.close(stoppedAt).values());
+      notes.push(
+        `reads of ${replicaKeys.join(", ")} by read-only sessions: ${reads.ok} answered, ${reads.failed} failed, ${reads.stale} stale (behind an acknowledged write), ${reads.backwards} went backwards; longest wait for an answer ${longest} ms`,
+      );
+    }
 
     const recoveryStarted = Date.now();
     for (const server of cluster.servers) direct.push(await connectDirect(server.port));
@@ -141,202 +249,38 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
       preparedLeft = await countPrepared(direct);
     }
     const recoverySeconds = (Date.now() - recoveryStarted) / 1000;
-
-    const seen = new Map<string, Set<string>>();
-    let totalAfter = 0;
-    let unbalancedAccounts = 0;
-    for (const client of direct) {
-      const rows = await client.query<{ tenant_id: string; id: string }>(
-        "SELECT tenant_id, id FROM transfers",
-      );
-      for (const row of rows.rows) {
-        const sides = seen.get(row.id) ?? new Set<string>();
-        sides.add(row.tenant_id);
-        seen.set(row.id, sides);
-      }
-      const accounts = await client.query<{ tenant_id: string; balance: string; moved: string }>(
-        `SELECT a.tenant_id, a.balance, coalesce((SELECT sum(t.amount) FROM transfers t WHERE t.tenant_id = a.tenant_id), 0) AS moved
-           FROM accounts a`,
-      );
-      for (const row of accounts.rows) {
-        totalAfter += Number(row.balance);
-        if (Number(row.balance) !== INITIAL_BALANCE + Number(row.moved)) unbalancedAccounts++;
-      }
-    }
-    let lost = 0;
-    const lostBy: Record<TransferOutcome, number> = { committed: 0, failed: 0, unknown: 0 };
-    const lostSamples: string[] = [];
-    const counts = { committed: 0, failed: 0, unknown: 0 };
-    for (const transfer of transfers) {
-      counts[transfer.outcome]++;
-      const sides = seen.get(transfer.id) ?? new Set<string>();
-      const both = sides.has(transfer.from) && sides.has(transfer.to);
-      switch (transfer.outcome) {
-        case "committed":
-          if (!both) lostBy.committed++;
-          break;
-        case "failed":
-          if (sides.size > 0) lostBy.failed++;
-          break;
-        case "unknown":
-          if (sides.size > 0 && !both) lostBy.unknown++;
-          break;
-      }
-    }
-    lost = lostBy.committed + lostBy.failed + lostBy.unknown;
-    for (const transfer of transfers) {
-      if (lostSamples.length >= 5) break;
-      const sides = [...(seen.get(transfer.id) ?? [])];
-      const both = sides.includes(transfer.from) && sides.includes(transfer.to);
-      const bad =
-        (transfer.outcome === "committed" && !both) ||
-        (transfer.outcome === "failed" && sides.length > 0) ||
-        (transfer.outcome === "unknown" && sides.length > 0 && !both);
-      if (bad) {
-        lostSamples.push(
-          `${transfer.id} ${transfer.from}->${transfer.to}: told ${transfer.outcome}${transfer.error === undefined ? "" : ` (${transfer.error})`}, found on [${sides.join(", ")}]`,
-        );
-      }
-    }
-    return {
-      attempted: transfers.length,
-      ...counts,
-      lost,
-      lostBy,
-      lostSamples,
-      totalBefore,
-      totalAfter,
-      unbalancedAccounts,
+    const graded = await checkWorkloads(direct, state, stoppedAt);
+    const report: DrillReport = {
+      scenario: scenario.name,
+      seconds: options.seconds,
+      seed,
+      ...graded,
       preparedLeft,
-      proxyKills: running.kills,
-      regionRestarts,
       recoverySeconds,
+      proxyKills: running.kills,
+      staleReads: state.staleReads,
+      misrouted: state.misrouted,
+      notes,
+      keptDir: null,
     };
+    keep ||= !drillPassed(report);
+    return keep ? { ...report, keptDir: work } : report;
   } finally {
     await Promise.all(direct.map((client) => client.end().catch(() => undefined)));
     await proxy?.stop().catch(() => undefined);
+    await Promise.all(relays.map((relay) => relay?.stop()));
+    await replica?.stop().catch(() => undefined);
     await cluster.stop();
-    rmSync(work, { recursive: true, force: true });
+    if (mounted) await run("umount", ["-l", logDir]).catch(() => undefined);
+    if (!keep) rmSync(work, { recursive: true, force: true });
   }
 }
 
-/** One client: transfers one after another until the deadline, reconnecting after any failure. */
-async function transferLoop(
-  port: number,
-  deadline: number,
-  random: () => number,
-  transfers: Transfer[],
-): Promise<void> {
-  let client: pg.Client | null = null;
-  while (Date.now() < deadline) {
-    if (client === null) {
-      client = new pg.Client({
-        host: "127.0.0.1",
-        port,
-        user: "postgres",
-        database: "postgres",
-        query_timeout: 15_000,
-        connectionTimeoutMillis: 2000,
-      });
-      client.on("error", () => undefined);
-      try {
-        await client.connect();
-      } catch {
-        client = null;
-        await sleep(100);
-        continue;
-      }
-    }
-    const [from, to] = pickPair(random);
-    const transfer: Transfer = {
-      id: randomUUID(),
-      from: from.key,
-      to: to.key,
-      amount: 1 + Math.floor(random() * 50),
-      outcome: "failed",
-    };
-    transfers.push(transfer);
-    if (!(await transfer1(client, transfer))) {
-      await client.end().catch(() => undefined);
-      client = null;
-    }
-  }
-  await client?.end().catch(() => undefined);
-}
-
-/** Runs one transfer; false when the connection is no longer usable. */
-async function transfer1(client: pg.Client, transfer: Transfer): Promise<boolean> {
-  // Accounts are locked in key order everywhere, so two transfers never wait for each other in a cycle
-  // spanning regions (no server could see such a deadlock).
-  const [first, second] =
-    transfer.from < transfer.to
-      ? [
-          [transfer.from, -transfer.amount],
-          [transfer.to, transfer.amount],
-        ]
-      : [
-          [transfer.to, transfer.amount],
-          [transfer.from, -transfer.amount],
-        ];
-  const statements = [
-    "BEGIN",
-    `UPDATE accounts SET balance = balance + ${first[1]} WHERE tenant_id = '${first[0]}' AND id = 1`,
-    `UPDATE accounts SET balance = balance + ${second[1]} WHERE tenant_id = '${second[0]}' AND id = 1`,
-    `INSERT INTO transfers (tenant_id, id, amount) VALUES ('${transfer.from}', '${transfer.id}', ${-transfer.amount})`,
-    `INSERT INTO transfers (tenant_id, id, amount) VALUES ('${transfer.to}', '${transfer.id}', ${transfer.amount})`,
-  ];
-  try {
-    for (const sql of statements) await client.query(sql);
-  } catch (error) {
-    transfer.error = describeError(error);
-    // Nothing is prepared before COMMIT: whatever ran is rolled back with the block or the connection.
-    transfer.outcome = "failed";
-    try {
-      await client.query("ROLLBACK");
-      return true;
-    } catch {
-      return false;
-    }
-  }
-  try {
-    // COMMIT of a block that failed meanwhile (a region's connection lost between statements)
-    // answers ROLLBACK without an error, as PostgreSQL does: only the tag says it did not commit.
-    const result = await client.query("COMMIT");
-    transfer.outcome = result.command === "COMMIT" ? "committed" : "failed";
-    return true;
-  } catch (error) {
-    transfer.error = `at COMMIT: ${describeError(error)}`;
-    const code = (error as { code?: unknown }).code;
-    if (typeof code === "string" && code !== "08007" && !code.startsWith("08") && !code.startsWith("57P")) {
-      transfer.outcome = "failed";
-      return true;
-    }
-    transfer.outcome = "unknown";
-    return false;
-  }
-}
-
-function pickPair(random: () => number): [(typeof KEYS)[number], (typeof KEYS)[number]] {
-  for (;;) {
-    const a = KEYS[Math.floor(random() * KEYS.length)]!;
-    const b = KEYS[Math.floor(random() * KEYS.length)]!;
-    if (a.region !== b.region) return [a, b];
-  }
-}
-
-async function connectDirect(port: number): Promise<pg.Client> {
+export async function connectDirect(port: number): Promise<pg.Client> {
   const client = new pg.Client({ host: "127.0.0.1", port, user: "postgres", database: "postgres" });
+  client.on("error", () => undefined);
   await client.connect();
   return client;
-}
-
-async function countPrepared(clients: readonly pg.Client[]): Promise<number> {
-  let total = 0;
-  for (const client of clients) {
-    const result = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_prepared_xacts");
-    total += result.rows[0]?.n ?? 0;
-  }
-  return total;
 }
 
 function freePort(): Promise<number> {
@@ -361,10 +305,4 @@ function prng(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-}
-
-function describeError(error: unknown): string {
-  const code = (error as { code?: unknown }).code;
-  const message = error instanceof Error ? error.message : String(error);
-  return typeof code === "string" ? `${code} ${message}` : message;
 }
