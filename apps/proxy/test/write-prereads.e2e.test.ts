@@ -137,4 +137,17 @@ describe("writes that read rows of other regions", () => {
       .then(([, got]) => got);
     expect(error).toBe("ErrorResponse 0A000");
   });
+
+  it("inside a block, refuses a correlated one with 0A000 (not 25P02) and fails the block, as before", async () => {
+    await same("BEGIN");
+    const [, got] = await pair.both(
+      encodeQuery({
+        sql: "UPDATE users u SET age = (SELECT count(*) FROM orders o WHERE o.buyer = u.id) WHERE tenant_id = 'alice'",
+      }),
+    );
+    expect(got).toEqual(["ErrorResponse 0A000", "ReadyForQuery E"]);
+    const [, next] = await pair.both(encodeQuery({ sql: "SELECT 1" }));
+    expect(next[0]).toBe("ErrorResponse 25P02");
+    await same("ROLLBACK");
+  });
 });

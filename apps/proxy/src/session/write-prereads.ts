@@ -43,9 +43,10 @@ type Collected = { readonly fields: readonly FieldDescription[]; readonly rows: 
  * just before the write, as two statements would.
  *
  * Returns the rewritten write; null to keep the original plan (its refusal): nothing to read, a
- * read that names the written row (correlated: PostgreSQL fails it on its own with 42P01/42703),
- * a type created by users (its OID differs between servers), or a rewrite still refused.
- * "failed" when a read failed for the client (its error sent, as PostgreSQL would fail the write).
+ * type created by users (its OID differs between servers), or a rewrite still refused. "failed"
+ * when a read failed (its error sent, as PostgreSQL would fail the write), or named the written
+ * row: correlated, PostgreSQL fails it on its own with 42P01/42703, and the write's refusal is
+ * sent (inside a block the failed read has failed the block, as the refusal fails it).
  */
 export async function withPrereads(
   session: SessionPort,
@@ -67,8 +68,11 @@ export async function withPrereads(
     const collected = await collect(session, readAnalysis, mode);
     if (collected === null) return null;
     if (collected instanceof PgError) {
-      if (NAMES_THE_WRITE.has(collected.code)) return null;
-      session.fail(collected, mode);
+      // The write's own refusal, as if nothing had been read: inside a block the read's failure
+      // has already ended the block there, as the refusal would have.
+      const error = NAMES_THE_WRITE.has(collected.code) ? first.error : collected;
+      if (error === first.error) session.observed.routed(first);
+      session.fail(error, mode);
       return "failed";
     }
     if (collected.fields.some((field) => field.typeOid >= FIRST_USER_OID)) return null;
