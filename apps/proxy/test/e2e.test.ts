@@ -488,7 +488,8 @@ describe("pool exhaustion", () => {
       regionsToml(
         regions.cluster.servers.map((server) => server.port),
         "\n[pool]\nmax = 1\ncheckout_timeout_ms = 300\n",
-      ),
+        // A second proxy beside the suite's own: a node name of its own (docs/transactions.md).
+      ).replace("[server]\n", '[server]\nnode = "small-pool"\n'),
       "small-pool.toml",
     );
     const small = await startProxy({

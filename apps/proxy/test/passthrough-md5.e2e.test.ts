@@ -32,10 +32,11 @@ let md5Proxy: RunningProxy;
 let scramProxy: RunningProxy;
 let dir: string;
 
-function toml(port: number, auth: string): string {
+function toml(port: number, auth: string, node: string): string {
   return `[server]
 host = "127.0.0.1"
 port = 0
+node = "${node}"
 
 [[topology.regions]]
 id = "eu"
@@ -82,8 +83,9 @@ beforeAll(async () => {
     `,
   });
   const port = cluster.servers[0]!.port;
-  md5Proxy = await start(toml(port, `method = "md5"\npassthrough = true`));
-  scramProxy = await start(toml(port, `method = "scram-sha-256"\npassthrough = true`));
+  // Two proxies over one server at once: each its own node name (docs/transactions.md).
+  md5Proxy = await start(toml(port, `method = "md5"\npassthrough = true`, "md5-proxy"));
+  scramProxy = await start(toml(port, `method = "scram-sha-256"\npassthrough = true`, "scram-proxy"));
 }, 60_000);
 
 afterAll(async () => {
@@ -214,7 +216,11 @@ describe("a contradictory [auth] at start", () => {
     const file = join(dir, "trust-with-passwords.toml");
     writeFileSync(
       file,
-      toml(cluster.servers[0]!.port, `method = "trust"\nusers = [{ name = "app", password = "app-secret" }]`),
+      toml(
+        cluster.servers[0]!.port,
+        `method = "trust"\nusers = [{ name = "app", password = "app-secret" }]`,
+        "trust-proxy",
+      ),
     );
     const failed = await run(process.execPath, ["--import", "tsx", CLI, "serve", "--config", file], {
       timeout: 30_000,
