@@ -82,3 +82,39 @@ describe("DDL that names no table, with three regions", () => {
     await client.query("DROP ROLE geo_ddl_role");
   });
 });
+
+describe("DDL that would move a configured table away from its configuration", () => {
+  it("refuses renaming a configured table or moving it to another schema, and changes nothing", async () => {
+    for (const sql of [
+      "ALTER TABLE orders RENAME TO orders_old",
+      "ALTER TABLE currencies SET SCHEMA pg_temp",
+    ]) {
+      const error = (await client.query(sql).catch((e: unknown) => e)) as { code?: string; hint?: string };
+      expect({ sql, code: error.code }).toEqual({ sql, code: "0A000" });
+      expect(error.hint).toContain("[[tables]] entry");
+    }
+    expect(await everywhere("SELECT count(*)::int AS n FROM pg_class WHERE relname = 'orders'")).toEqual([
+      1, 1, 1,
+    ]);
+  });
+
+  it("refuses renaming, dropping or retyping a geo-partitioned table's key column, and allows other columns", async () => {
+    for (const sql of [
+      "ALTER TABLE orders RENAME COLUMN tenant_id TO t",
+      "ALTER TABLE public.users RENAME tenant_id TO t",
+      "ALTER TABLE orders DROP COLUMN tenant_id",
+      "ALTER TABLE orders ALTER COLUMN tenant_id TYPE varchar(40)",
+    ]) {
+      const error = (await client.query(sql).catch((e: unknown) => e)) as { code?: string; message?: string };
+      expect({ sql, code: error.code }).toEqual({ sql, code: "0A000" });
+      expect(error.message).toContain("key column tenant_id");
+    }
+    await client.query("ALTER TABLE orders RENAME COLUMN status TO state");
+    expect(
+      await everywhere(
+        "SELECT count(*)::int AS n FROM information_schema.columns WHERE table_name = 'orders' AND column_name = 'state'",
+      ),
+    ).toEqual([1, 1, 1]);
+    await client.query("ALTER TABLE orders RENAME COLUMN state TO status");
+  });
+});

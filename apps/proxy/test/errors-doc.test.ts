@@ -81,6 +81,7 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
   "core.refuseWritingCteAcrossRegions": [["orders", ["eu", "us"]]],
   "core.refuseSingleCopyWriteAcrossRegions": [["audit", "eu", ["eu", "us"]]],
   "core.refuseSequenceIds": [["orders", "id", "serial"]],
+  "core.refuseConfiguredTableChange": [["orders", "renamed"]],
   // @geo/pool
   "pool.backendConnectFailed": [[addr, new Error("connect ECONNREFUSED")]],
   "pool.backendConnectTimeout": [[addr, 5000]],

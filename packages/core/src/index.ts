@@ -53,6 +53,7 @@ export { REFUSALS } from "./errors/refusal-catalog.js";
 export type { Refusal, RefusalCode } from "./errors/refusals.js";
 export {
   REFUSAL_CODES,
+  refuseConfiguredTableChange,
   refuseCopyAcrossRegions,
   refuseCrossRegionJoin,
   refuseCursorAcrossRegions,

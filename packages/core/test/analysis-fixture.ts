@@ -10,6 +10,7 @@ import type {
   MergePlan,
   QueryBlock,
   StatementKind,
+  TableChange,
   TableRef,
 } from "@geo/sql";
 
@@ -73,6 +74,7 @@ export function analysis(spec: {
   writingCte?: boolean;
   command?: string;
   idColumns?: IdColumn[];
+  tableChanges?: TableChange[];
 }): Analysis {
   const kind = spec.kind ?? "select";
   const tables: TableRef[] = (spec.tables ?? []).map((table) => ({
@@ -104,6 +106,7 @@ export function analysis(spec: {
   return {
     text: spec.text ?? `<${kind}>`,
     ...(spec.idColumns === undefined ? {} : { idColumns: spec.idColumns }),
+    ...(spec.tableChanges === undefined ? {} : { tableChanges: spec.tableChanges }),
     kind,
     command: spec.command ?? kind.toUpperCase(),
     readOnly,

@@ -608,6 +608,37 @@ describe("ids from sequences", () => {
   });
 });
 
+describe("DDL on configured tables", () => {
+  const change = (
+    table: string,
+    kind: "rename" | "set-schema" | "rename-column" | "drop-column" | "retype-column",
+    column?: string,
+  ) =>
+    analysis({
+      kind: "ddl",
+      text: "ALTER TABLE ...",
+      tableChanges: [{ schema: undefined, table, kind, ...(column === undefined ? {} : { column }) }],
+    });
+
+  it("refuses renaming or moving a configured table, and touching a geo-partitioned table's key column", () => {
+    for (const [decided, why] of [
+      [plan(change("orders", "rename"), context), "(renamed)"],
+      [plan(change("currencies", "set-schema"), context), "(moved to another schema)"],
+      [plan(change("orders", "rename-column", "tenant_id"), context), "(key column tenant_id renamed)"],
+      [plan(change("users", "drop-column", "tenant_id"), context), "(key column tenant_id dropped)"],
+      [plan(change("orders", "retype-column", "tenant_id"), context), "(key column tenant_id retyped)"],
+    ] as const) {
+      expect(refusalOf(decided)).toBe("configured-table-change");
+      if (decided.kind === "refused") expect(decided.refusal.reason).toContain(why);
+    }
+  });
+
+  it("allows other columns, and tables the configuration does not name", () => {
+    expect(refusalOf(plan(change("orders", "rename-column", "status"), context))).toBeUndefined();
+    expect(refusalOf(plan(change("scratch", "rename"), context))).toBeUndefined();
+  });
+});
+
 describe("placement property", () => {
   type Predicate =
     | { op: "eq"; key: string }

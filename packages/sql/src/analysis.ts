@@ -1,4 +1,5 @@
 import type { IdColumn } from "./id-columns.js";
+import type { TableChange } from "./table-changes.js";
 /**
  * The public shape of a statement analysis. Everything here is plain data except the two lazily
  * built parts (`merge` and `insert.split`), which need the statement's own parse tree and are only
@@ -550,6 +551,8 @@ export interface Analysis {
   readonly maintenance?: Maintenance;
   /** DDL: the columns it gives ids from a sequence (serial, identity, nextval); read on first use. */
   readonly idColumns?: readonly IdColumn[];
+  /** DDL: renames, schema moves and column drops or retypes of tables; read on first use. */
+  readonly tableChanges?: readonly TableChange[];
   /**
    * The text could not be parsed but a `region=` hint sends it somewhere anyway: treat it as a write
    * that may touch any geo-partitioned table.

@@ -80,6 +80,7 @@ export {
   type SqlExecuteBinding,
   type SqlPrepared,
 } from "./sql-execute.js";
+export { type TableChange, tableChanges } from "./table-changes.js";
 export {
   type PrereadAnswer,
   type WritePreread,

@@ -23,6 +23,7 @@ import { RewriteMismatch } from "./deparse.js";
 import { type IdColumn, idColumns } from "./id-columns.js";
 import { splitInsert } from "./insert-split.js";
 import { planGather, planMerge } from "./merge-plan.js";
+import { type TableChange, tableChanges } from "./table-changes.js";
 
 /**
  * An `Analysis`: the shared, cached core of a statement's shape plus this statement's own text,
@@ -52,6 +53,7 @@ export class StatementAnalysis implements Analysis {
   readonly #schema: SchemaInfo;
   #merge: MergePlan | undefined;
   #idColumns: readonly IdColumn[] | undefined;
+  #tableChanges: readonly TableChange[] | undefined;
   #gather: GatherPlan | RefusedPlan | undefined;
 
   constructor(
@@ -104,6 +106,11 @@ export class StatementAnalysis implements Analysis {
   get merge(): MergePlan {
     this.#merge ??= orRefused(() => planMerge(this, this.#schema));
     return this.#merge;
+  }
+
+  get tableChanges(): readonly TableChange[] {
+    this.#tableChanges ??= this.kind === "ddl" ? tableChanges(this.text) : [];
+    return this.#tableChanges;
   }
 
   get idColumns(): readonly IdColumn[] {

@@ -20,6 +20,7 @@ export const REFUSAL_CODES = [
   "writing-cte-across-regions",
   "single-copy-write-across-regions",
   "sequence-ids-across-regions",
+  "configured-table-change",
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 
@@ -52,6 +53,16 @@ export function refuseSequenceIds(table: string, column: string, kind: string): 
     FEATURE_NOT_SUPPORTED,
     `column ${table}.${column} would take ids from a sequence (${kind}), and each region has its own copy of it: two regions would hand out the same ids`,
     `use uuid ids (DEFAULT gen_random_uuid()) or ids made with the key, or set ids = "striped" on the [[tables]] entry for ${table} so each region's sequence hands out its own stripe (docs/ids.md)`,
+  );
+}
+
+/** DDL that would leave a configured table, or its key column, no longer where the configuration says. */
+export function refuseConfiguredTableChange(table: string, change: string): Refusal {
+  return refusal(
+    "configured-table-change",
+    FEATURE_NOT_SUPPORTED,
+    `the statement changes table ${table}, which the geoproxy configuration names (${change}): the regions' tables and the configuration would disagree about where its rows live`,
+    `keep the name (and the key column), or stop geoproxy, make the change on every region's server and in the [[tables]] entry for ${table} together, then start it again`,
   );
 }
 

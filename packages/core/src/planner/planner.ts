@@ -3,6 +3,7 @@ import type { GatherConfig, RegionId, TablePolicy } from "../config/types.js";
 import type { Directory } from "../directory/directory.js";
 import {
   type Refusal,
+  refuseConfiguredTableChange,
   refuseCopyAcrossRegions,
   refuseCrossRegionJoin,
   refuseCursorAcrossRegions,
@@ -188,6 +189,10 @@ class Planning {
       this.resolved.push(resolved);
     }
     if (analysis.maintenance !== undefined) return this.planMaintenance(analysis.maintenance);
+    if (analysis.kind === "ddl") {
+      const change = this.configuredTableChange();
+      if (change !== undefined) return refused(change);
+    }
     if (analysis.kind === "ddl" && topology.regions.length > 1) {
       const ids = this.sequenceIds();
       if ("refusal" in ids) return refused(ids.refusal);
@@ -321,6 +326,32 @@ class Planning {
 
   private single(region: RegionId): Plan {
     return { kind: "single", region, access: this.access, sql: this.analysis.text };
+  }
+
+  /**
+   * A rename or schema move of a table the configuration names, or a rename, drop or retype of a
+   * geo-partitioned table's key column: the regions would then hold the rows under a name or key
+   * the configuration does not route by.
+   */
+  private configuredTableChange(): Refusal | undefined {
+    // Looked up by name, not among the statement's tables: a RENAME names its table apart from them.
+    const tables = this.topology.tables;
+    for (const change of this.analysis.tableChanges ?? []) {
+      const policy =
+        (change.schema !== undefined ? tables.get(`${change.schema}.${change.table}`) : undefined) ??
+        (change.schema === undefined || change.schema === "public" ? tables.get(change.table) : undefined);
+      if (policy === undefined) continue;
+      const table = change.schema === undefined ? change.table : `${change.schema}.${change.table}`;
+      if (change.kind === "rename") return refuseConfiguredTableChange(table, "renamed");
+      if (change.kind === "set-schema") return refuseConfiguredTableChange(table, "moved to another schema");
+      if (policy.placement === "geo_partitioned" && change.column === policy.key) {
+        const what = { "rename-column": "renamed", "drop-column": "dropped", "retype-column": "retyped" }[
+          change.kind
+        ];
+        return refuseConfiguredTableChange(table, `key column ${change.column} ${what}`);
+      }
+    }
+    return undefined;
   }
 
   /**
