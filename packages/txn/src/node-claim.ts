@@ -61,6 +61,13 @@ export interface NodeClaimOptions {
   readonly stepTimeoutMs?: number;
   /** Told when a region's state changes (taken, lost, held by another process). */
   readonly onChange?: (change: ClaimChange) => void;
+  /**
+   * The database a region's claim lives in (for example `host:port/database`): regions that share
+   * one share its claim. A session-level advisory lock is one per database, so a second session
+   * of the same process asking for it there would find it held, by itself. Default: each region
+   * its own.
+   */
+  readonly siteOf?: (region: string) => string;
 }
 
 interface RegionClaim {
@@ -125,7 +132,7 @@ export class NodeClaim {
   }
 
   state(region: string): ClaimState {
-    return this.regions.get(region)?.state ?? "unclaimed";
+    return this.regions.get(this.siteOf(region))?.state ?? "unclaimed";
   }
 
   held(region: string): boolean {
@@ -210,12 +217,17 @@ export class NodeClaim {
   }
 
   private entry(region: string): RegionClaim {
-    let entry = this.regions.get(region);
+    const site = this.siteOf(region);
+    let entry = this.regions.get(site);
     if (entry === undefined) {
       entry = { state: "unclaimed", connection: undefined, taking: undefined, checking: undefined };
-      this.regions.set(region, entry);
+      this.regions.set(site, entry);
     }
     return entry;
+  }
+
+  private siteOf(region: string): string {
+    return this.options.siteOf?.(region) ?? region;
   }
 
   private async attempt(region: string, entry: RegionClaim): Promise<ClaimResult> {

@@ -201,4 +201,35 @@ describe("the node claim against real PostgreSQL", () => {
       await ours.close();
     }
   });
+
+  it("takes one claim for regions served by one database, instead of finding it held by itself", async () => {
+    // Both regions on r0's server: one session-level lock per database, whoever asks.
+    const sameServer: ClaimConnector = {
+      connect: (_region) => claimConnector("geoproxy node shared").connect("r0"),
+    };
+    const before = opened.length;
+    const shared = new NodeClaim({
+      node: "shared",
+      prefixes: ["geo_shared"],
+      connector: sameServer,
+      siteOf: () => "r0-database",
+    });
+    try {
+      const results = await shared.takeAll(["a", "b"]);
+      expect(results.map((result) => result.state)).toEqual(["held", "held"]);
+      expect(shared.held("a") && shared.held("b")).toBe(true);
+      expect(opened.length - before).toBe(1);
+      expect((await shared.verify(["a", "b"])).map((result) => result.state)).toEqual(["held", "held"]);
+    } finally {
+      await shared.close();
+    }
+    // Without it, the second region's session finds the first one's lock.
+    const apart = new NodeClaim({ node: "apart", prefixes: ["geo_apart"], connector: sameServer });
+    try {
+      const states = (await apart.takeAll(["a", "b"])).map((result) => result.state).sort();
+      expect(states).toEqual(["elsewhere", "held"]);
+    } finally {
+      await apart.close();
+    }
+  });
 });

@@ -86,6 +86,12 @@ export class TxnService {
       connector: { connect: (region) => this.claimConnection(region) },
       stepTimeoutMs: options.config.txn.stepTimeoutMs,
       onChange: (change) => this.claimChanged(change),
+      // Regions served by one database (a demo, a test) share one claim: see NodeClaimOptions.siteOf.
+      siteOf: (region) => {
+        const user = options.topology.region(region)?.primary.user ?? "postgres";
+        const key = options.pools.keyOf(region, user);
+        return `${key.host}:${key.port}/${key.database}`;
+      },
     });
   }
 
