@@ -11,6 +11,7 @@ import type { SessionPort } from "../engine/session-port.js";
 import type { StatementMode } from "../engine/statement-mode.js";
 import type { Route } from "../routing/router.js";
 import { allValues } from "../scatter/data-row.js";
+import { gatherBoundExceeded } from "../scatter/errors.js";
 import { errorOf } from "../scatter/region-channel.js";
 import { NO_PARAMS } from "../scatter/region-statement.js";
 import { openScatter } from "../scatter/scatter-read.js";
@@ -108,10 +109,18 @@ async function collect(
       mode,
     );
     const rows: (string | null)[][] = [];
+    const limits = session.runtime.config.gather;
+    let bytes = 0;
     let failed = true;
     try {
-      for (let row = await answer.rows.next(); row !== null; row = await answer.rows.next())
+      for (let row = await answer.rows.next(); row !== null; row = await answer.rows.next()) {
+        // Held in memory and written into the statement: bounded as a gather is.
+        bytes += row.length;
+        if (rows.length >= limits.maxRows)
+          throw gatherBoundExceeded("rows", limits.maxRows, route.plan.regions);
+        if (bytes > limits.maxBytes) throw gatherBoundExceeded("bytes", limits.maxBytes, route.plan.regions);
         rows.push(allValues(row).map((value) => (value === null ? null : value.toString("utf8"))));
+      }
       failed = false;
     } finally {
       await answer.rows.close(failed);
@@ -134,6 +143,9 @@ async function collectOnLeg(
   let fields: readonly FieldDescription[] = [];
   const rows: (string | null)[][] = [];
   let error: PgError | null = null;
+  // Held in memory and written into the statement: bounded as a gather is (rows past it are dropped).
+  const limits = session.runtime.config.gather;
+  let bytes = 0;
   await session.runRouted(analysis, route, mode, (leg) => {
     session.relay.expect({
       leg,
@@ -147,9 +159,15 @@ async function collectOnLeg(
             return;
           }
           case BackendCode.DataRow:
-            rows.push(
-              allValues(frame.payload).map((value) => (value === null ? null : value.toString("utf8"))),
-            );
+            bytes += frame.payload.length;
+            if (rows.length >= limits.maxRows)
+              error ??= gatherBoundExceeded("rows", limits.maxRows, [leg.region]);
+            else if (bytes > limits.maxBytes)
+              error ??= gatherBoundExceeded("bytes", limits.maxBytes, [leg.region]);
+            if (error === null)
+              rows.push(
+                allValues(frame.payload).map((value) => (value === null ? null : value.toString("utf8"))),
+              );
             return;
           case BackendCode.ErrorResponse:
             error ??= errorOf(frame);
