@@ -150,4 +150,15 @@ describe("writes that read rows of other regions", () => {
     expect(next[0]).toBe("ErrorResponse 25P02");
     await same("ROLLBACK");
   });
+
+  it("reads the block's own earlier writes first, in every region it reads", async () => {
+    await same("BEGIN");
+    await same(
+      "INSERT INTO orders (tenant_id, id, user_id, buyer, currency, total, status, created_at) VALUES ('bob', 900, 1, 1, 'EUR', 99999.50, 'open', '2026-01-01 00:00:00+00')",
+    );
+    await same(
+      "UPDATE users SET age = (SELECT max(total)::int FROM orders) WHERE tenant_id = 'alice' RETURNING tenant_id, id, age",
+    );
+    await same("ROLLBACK");
+  });
 });
