@@ -240,7 +240,13 @@ export function grammarDataSql(region: OracleRegion | "reference", reversed = fa
       const rows = reversed ? kept.reverse() : kept;
       if (rows.length === 0) return "";
       const override = table.overriding ? " OVERRIDING SYSTEM VALUE" : "";
-      return `INSERT INTO ${table.name} ${table.columns ?? ""}${override} VALUES\n${rows.map((row) => `  (${row.values.join(", ")})`).join(",\n")};\n`;
+      // Rows given their ids leave the identity where it was: set it past them, or a generated
+      // INSERT collides with them as soon as a refused statement has made the reference's and the
+      // region's sequences drift apart (nextval is not rolled back).
+      const past = table.overriding
+        ? `SELECT setval(pg_get_serial_sequence('${table.name}', 'id'), (SELECT max(id) FROM ${table.name}));\n`
+        : "";
+      return `INSERT INTO ${table.name} ${table.columns ?? ""}${override} VALUES\n${rows.map((row) => `  (${row.values.join(", ")})`).join(",\n")};\n${past}`;
     })
     .join("");
 }
