@@ -68,6 +68,15 @@ class AggregateSplitter {
     return columnRef(`${PARTIAL_COLUMN_PREFIX}${i}`);
   }
 
+  /**
+   * A statement aggregating without an aggregate (`SELECT 1 FROM t HAVING true`) still has one
+   * group; each region ships a row count so the home finish has a column to read its rows from.
+   */
+  keepOneGroup(): void {
+    if (this.groupKeys.length === 0 && this.distinctArgs.length === 0 && this.partials.length === 0)
+      this.#partial(funcCall("count", [], { agg_star: true }), "count");
+  }
+
   #distinctColumn(arg: Node): Node {
     let i = this.distinctArgs.findIndex((d) => sameTree(d, arg));
     if (i < 0) {
@@ -417,6 +426,7 @@ export function planPartialAggregate(
     if (error instanceof NotDecomposable) return { gather: error.why };
     throw error;
   }
+  splitter.keepOneGroup();
   const groupNames = groupKeys.map((_, i) => `${GROUP_COLUMN_PREFIX}${i}`);
   const distinctNames = splitter.distinctArgs.map((_, i) => `${DISTINCT_COLUMN_PREFIX}${i}`);
   const partialNames = splitter.partials.map((_, i) => `${PARTIAL_COLUMN_PREFIX}${i}`);

@@ -482,7 +482,8 @@ function transactionShape(node: Node): Shape {
     transaction.readOnly === false;
   return {
     kind: "transaction",
-    command: COMMAND_OF_ACTION[action],
+    // START TRANSACTION is its own command tag; END and ABORT report COMMIT and ROLLBACK.
+    command: t?.kind === "TRANS_STMT_START" ? "START TRANSACTION" : COMMAND_OF_ACTION[action],
     readOnly: !primary,
     needsPrimary: primary ? "transaction-control" : undefined,
     transaction,

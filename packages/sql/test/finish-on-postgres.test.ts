@@ -127,6 +127,10 @@ describe("home-region finishes on real PostgreSQL", () => {
     "SELECT country, sum(age) FILTER (WHERE active), count(age) FROM users GROUP BY country ORDER BY 1",
     "SELECT avg(age), count(*), sum(score) FROM users WHERE age > 1000",
     "SELECT round(avg(score), 3) + 1 AS shifted, upper(country) FROM users GROUP BY upper(country) ORDER BY 2",
+    // No aggregate and no GROUP BY: still one group, kept or dropped by HAVING.
+    "SELECT 1 FROM users HAVING true",
+    "SELECT 'x' AS one FROM users WHERE age > 1000 HAVING 1 = 1",
+    "SELECT 1 FROM users HAVING false",
   ];
 
   it.each(partialAggregates)("rebuilds %j exactly from per-region partials", async (sql) => {

@@ -50,13 +50,13 @@ export async function runTransactionControl(
           await session.activate(pinned);
           beginOnPinned(session, pinned, block, mode.extended);
         }
-        tagOnly("BEGIN");
+        tagOnly(analysis.command);
       } else if (txn.implicit) {
         txn.implicit = false;
-        tagOnly("BEGIN");
+        tagOnly(analysis.command);
       } else {
         tagOnly(
-          "BEGIN",
+          analysis.command,
           warning(SqlState.active_sql_transaction, "there is already a transaction in progress"),
         );
       }
@@ -160,7 +160,7 @@ function pipelineTransactionControl(session: SessionPort, analysis: Analysis): b
       if (pinned !== null && pinned.broken === null && (session.currentLeg ?? pinned) === pinned)
         beginOnPinned(session, pinned, block, true);
     } else txn.implicit = false;
-    session.relay.local({ bytes: encodeCommandComplete({ tag: "BEGIN" }) });
+    session.relay.local({ bytes: encodeCommandComplete({ tag: analysis.command }) });
     return true;
   }
   if ((action !== "commit" && action !== "rollback") || txn === null) return false;
