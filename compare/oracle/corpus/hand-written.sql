@@ -740,3 +740,631 @@ SELECT max(weight), min(weight), round(sum(weight::numeric), 2) FROM badges
 
 SELECT weight, count(*) FROM badges GROUP BY weight
 
+
+-- key spellings through casts, functions and sub-queries; integer keys through floats and text
+
+SELECT id FROM users WHERE tenant_id::varchar(3) = 'ali'
+
+SELECT id FROM users WHERE tenant_id::char(10) = 'alice   '
+
+SELECT id FROM users WHERE tenant_id = 'alice   '::char(8)
+
+SELECT id FROM users WHERE tenant_id = 'alice'::char(8)
+
+SELECT id FROM users WHERE tenant_id = 'aliceXYZ'::varchar(5)
+
+SELECT id FROM users WHERE tenant_id = substr('xalice', 2)
+
+SELECT id FROM users WHERE tenant_id = 'ali' || 'ce'
+
+SELECT id FROM users WHERE tenant_id = lower('EMMA')
+
+SELECT id FROM users WHERE tenant_id = E'ali\x63e'
+
+SELECT id FROM users WHERE tenant_id = U&'ali\0063e'
+
+SELECT id FROM users WHERE tenant_id = $$emma$$
+
+SELECT id FROM users WHERE tenant_id IN (SELECT 'emma')
+
+SELECT id FROM users WHERE tenant_id = (SELECT 'emma')
+
+SELECT id FROM users WHERE tenant_id IS NOT DISTINCT FROM 'emma'
+
+SELECT id FROM users WHERE (tenant_id, id) = ('emma', 1)
+
+SELECT id FROM users WHERE (tenant_id, id) IN (('emma', 1), ('ivan', 2))
+
+SELECT id FROM users WHERE tenant_id = ANY('{emma,ivan}')
+
+SELECT id FROM users WHERE tenant_id = ANY('{emma,ivan}'::text[])
+
+SELECT id FROM users WHERE tenant_id = ALL('{emma}'::text[])
+
+SELECT id FROM users WHERE tenant_id = ALL('{emma,ivan}'::text[])
+
+SELECT id FROM users WHERE tenant_id BETWEEN 'emma' AND 'emma'
+
+SELECT id FROM users WHERE NOT (tenant_id <> 'emma')
+
+SELECT id FROM users WHERE coalesce(tenant_id, 'x') = 'emma'
+
+SELECT id FROM users WHERE tenant_id = 'emma' OR id > 3
+
+SELECT id FROM users WHERE CASE WHEN tenant_id = 'emma' THEN true ELSE false END
+
+SELECT id FROM users WHERE tenant_id = 'emma' IS TRUE
+
+SELECT id FROM users WHERE (tenant_id = 'emma') = false
+
+SELECT id FROM users WHERE tenant_id = 'emma' AND tenant_id = 'ivan'
+
+SELECT id FROM users WHERE tenant_id = 'emma' AND NOT tenant_id = 'emma'
+
+SELECT id FROM users WHERE tenant_id ~ '^emma$'
+
+SELECT id FROM users WHERE tenant_id LIKE 'emma'
+
+SELECT id FROM users WHERE tenant_id ILIKE 'EMMA'
+
+SELECT id FROM users WHERE tenant_id SIMILAR TO 'emma'
+
+SELECT id FROM users WHERE tenant_id = 'EMMA' COLLATE ci
+
+SELECT id FROM users WHERE tenant_id COLLATE "C" = 'emma'
+
+SELECT id FROM users WHERE tenant_id >= 'emma' AND tenant_id <= 'emma'
+
+SELECT id FROM users WHERE tenant_id IN ('emma') AND tenant_id NOT IN ('emma')
+
+SELECT id FROM users WHERE tenant_id = 'emma'::name
+
+SELECT id FROM users WHERE tenant_id::name = 'emma'
+
+SELECT id FROM users WHERE tenant_id = ('emma' || repeat(' ', 0))
+
+SELECT id FROM users WHERE tenant_id = trim('  emma  ')
+
+SELECT id FROM users WHERE tenant_id = (ARRAY['emma','ivan'])[2]
+
+SELECT id FROM users WHERE tenant_id = ('{"t":"emma"}'::json)->>'t'
+
+SELECT id FROM users u WHERE u.tenant_id = 'emma' AND u.tenant_id = u.tenant_id
+
+SELECT id FROM users WHERE tenant_id IN ('emma', NULL)
+
+SELECT id FROM users WHERE tenant_id NOT IN ('emma', NULL)
+
+SELECT id FROM users WHERE tenant_id = NULL
+
+SELECT id FROM users WHERE tenant_id IS NULL
+
+SELECT id FROM users WHERE 'emma' IN (tenant_id, name)
+
+SELECT id FROM users WHERE tenant_id = 'emma' UNION SELECT id FROM users WHERE tenant_id = 'ivan'
+
+SELECT id FROM users WHERE tenant_id = 'o''neil'
+
+SELECT id FROM users WHERE tenant_id = 'de vries'
+
+SELECT id FROM users WHERE tenant_id = 'de  vries'
+
+SELECT id FROM users WHERE tenant_id = 'Bob' COLLATE "C"
+
+SELECT id FROM users WHERE tenant_id = 'bob' COLLATE ci
+
+SELECT count(*) FROM users WHERE tenant_id IN ('BOB' COLLATE ci, 'zed')
+
+SELECT count(*) FROM users WHERE tenant_id = ANY(ARRAY['BOB', 'EMMA'] COLLATE ci)
+
+-- int
+SELECT id FROM accounts WHERE acct = 5.00000000000000001::float8
+
+-- int
+SELECT id FROM accounts WHERE acct = 4.9999999999999999::float8
+
+-- int
+SELECT id FROM accounts WHERE acct = ' 5 '
+
+-- int
+SELECT id FROM accounts WHERE acct = '5'::text::int
+
+-- int
+SELECT id FROM accounts WHERE acct = 5::smallint
+
+-- int
+SELECT id FROM accounts WHERE acct = 5.0::real
+
+-- int
+SELECT id FROM accounts WHERE acct = 5e0
+
+-- int
+SELECT id FROM accounts WHERE acct = 50e-1
+
+-- int
+SELECT id FROM accounts WHERE acct = 10 / 2
+
+-- int
+SELECT id FROM accounts WHERE acct = 11 / 2
+
+-- int
+SELECT id FROM accounts WHERE acct = 5 AND acct = 5::bigint
+
+-- int
+SELECT id FROM accounts WHERE acct IN (5, 5.0, '5')
+
+-- int
+SELECT id FROM accounts WHERE acct = 5.4::int
+
+-- int
+SELECT id FROM accounts WHERE acct = 4.5::int
+
+-- int
+SELECT id FROM accounts WHERE acct::text = '05'
+
+-- int
+SELECT id FROM accounts WHERE acct::numeric = 5.000
+
+-- int
+SELECT id FROM accounts WHERE acct = -(-5)
+
+-- int
+SELECT id FROM accounts WHERE acct = +5
+
+-- int
+SELECT id FROM accounts WHERE acct = 5::oid
+
+-- int
+SELECT id FROM accounts WHERE acct = '5'::int8 AND acct = '5.0'::numeric
+
+-- int
+SELECT id FROM accounts WHERE acct = ANY('{5, 6}')
+
+-- int
+SELECT id FROM accounts WHERE acct = ANY('{5.0}'::numeric[])
+
+-- int
+SELECT id FROM accounts WHERE acct BETWEEN 4.5 AND 5.5
+
+-- int
+SELECT id FROM accounts WHERE acct IN (SELECT 5)
+
+-- int
+SELECT id FROM accounts WHERE acct = true::int * 5
+
+-- int
+SELECT id FROM accounts WHERE acct = '0005'
+
+-- int
+SELECT id FROM accounts WHERE acct = '5.0'::float4
+
+-- int
+SELECT id FROM accounts WHERE acct = 5 OR acct = 7.0
+
+-- aggregates (FILTER, ordered-set, json, statistics), GROUP BY forms, DISTINCT ON, windows, whole rows
+
+SELECT count(*) FILTER (WHERE age > 30), count(*) FROM users
+
+SELECT status, count(*) FILTER (WHERE total > 100), sum(total) FILTER (WHERE status <> 'void') FROM orders GROUP BY status
+
+SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY total) FROM orders
+
+SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY total) FROM orders
+
+SELECT mode() WITHIN GROUP (ORDER BY status) FROM orders
+
+SELECT status, percentile_disc(0.25) WITHIN GROUP (ORDER BY total) FROM orders GROUP BY status
+
+SELECT rank('b') WITHIN GROUP (ORDER BY name COLLATE "C") FROM users
+
+SELECT json_agg(id ORDER BY id) FROM orders
+
+SELECT jsonb_agg(total ORDER BY total, id) FROM orders
+
+SELECT jsonb_object_agg(tenant_id || ':' || id, total) FROM orders
+
+SELECT array_agg(DISTINCT status ORDER BY status) FROM orders
+
+SELECT string_agg(DISTINCT status, ',' ORDER BY status) FROM orders
+
+SELECT count(DISTINCT (tenant_id, status)) FROM orders
+
+SELECT count(DISTINCT tenant_id), count(DISTINCT status) FROM orders
+
+SELECT stddev(total), variance(total) FROM orders
+
+SELECT stddev_pop(age), var_samp(age) FROM users
+
+SELECT round(avg(age), 10), round(avg(total), 10) FROM users, orders WHERE users.tenant_id = orders.tenant_id AND users.id = orders.user_id
+
+SELECT sum(age::bigint * 1000000000000), avg(age::numeric) FROM users
+
+SELECT avg(id), sum(id) FROM orders
+
+SELECT corr(age, id), regr_slope(age, id) FROM users
+
+SELECT covar_pop(total, id) FROM orders
+
+SELECT bit_and(age), bit_or(age), bit_xor(age) FROM users
+
+SELECT bool_and(active), bool_or(active), every(age > 5) FROM users
+
+SELECT min(created_at) < max(created_at) FROM orders
+
+SELECT max(last_seen), min(last_seen) FROM users
+
+SELECT sum(total) / count(*) FROM orders
+
+SELECT sum(total)::float8 / nullif(count(*), 0) FROM orders
+
+SELECT avg(total::float8)::numeric(20,6) FROM orders
+
+SELECT status, avg(total) FROM orders GROUP BY status HAVING avg(total) > 100 ORDER BY 2 DESC
+
+SELECT country, count(*) FROM users GROUP BY country ORDER BY count(*) DESC, country NULLS FIRST
+
+SELECT country, count(*) FROM users GROUP BY 1 ORDER BY 1 NULLS FIRST LIMIT 3
+
+SELECT country AS c, count(*) FROM users GROUP BY c ORDER BY c DESC NULLS LAST
+
+SELECT upper(country), count(*) FROM users GROUP BY upper(country)
+
+SELECT age / 10 AS decade, count(*) FROM users GROUP BY age / 10 ORDER BY decade NULLS LAST
+
+SELECT CASE WHEN age > 40 THEN 'old' ELSE 'young' END, count(*) FROM users GROUP BY 1
+
+SELECT date_trunc('day', created_at) d, count(*) FROM orders GROUP BY d ORDER BY d
+
+SELECT extract(year FROM created_at), sum(total) FROM orders GROUP BY 1
+
+SELECT tenant_id, count(*) FROM orders GROUP BY ROLLUP(tenant_id) ORDER BY 1 NULLS FIRST
+
+SELECT status, currency, count(*), grouping(status, currency) FROM orders GROUP BY CUBE(status, currency)
+
+SELECT status, count(*) FROM orders GROUP BY GROUPING SETS ((status), ()) ORDER BY status NULLS LAST
+
+SELECT status, currency, sum(total) FROM orders GROUP BY status, ROLLUP(currency)
+
+SELECT count(*) FROM (SELECT DISTINCT age FROM users) s
+
+SELECT count(*) FROM (SELECT age FROM users GROUP BY age) s
+
+SELECT count(*), count(age), count(DISTINCT age) FROM users
+
+SELECT age, count(*) FROM users GROUP BY age HAVING count(*) > 1
+
+SELECT DISTINCT ON (status) status, id, total FROM orders ORDER BY status, total DESC, id
+
+SELECT DISTINCT ON (tenant_id) tenant_id, id FROM orders ORDER BY tenant_id, id DESC
+
+SELECT DISTINCT ON (currency) currency, tenant_id, id FROM orders ORDER BY currency, tenant_id, id
+
+SELECT DISTINCT status FROM orders ORDER BY status LIMIT 2 OFFSET 1
+
+SELECT DISTINCT age % 3 FROM users
+
+SELECT tenant_id, count(*) OVER () FROM users
+
+SELECT id, count(*) OVER (PARTITION BY status) FROM orders
+
+SELECT id, lag(id) OVER (ORDER BY tenant_id, id) FROM orders
+
+SELECT id, ntile(3) OVER (ORDER BY tenant_id, id) FROM orders
+
+SELECT tenant_id, sum(count(*)) OVER () FROM orders GROUP BY tenant_id
+
+SELECT tenant_id, id, sum(total) OVER (PARTITION BY tenant_id ORDER BY id) FROM orders
+
+SELECT tenant_id, id, first_value(id) OVER (PARTITION BY tenant_id ORDER BY id DESC) FROM orders
+
+SELECT status, id, row_number() OVER (PARTITION BY status ORDER BY total, tenant_id, id) FROM orders
+
+SELECT * FROM (SELECT tenant_id, id, rank() OVER (ORDER BY total DESC) r FROM orders) s WHERE r <= 3
+
+SELECT id, percent_rank() OVER (ORDER BY total) FROM orders
+
+SELECT id, cume_dist() OVER (PARTITION BY currency ORDER BY total) FROM orders
+
+SELECT id, sum(total) OVER (ORDER BY tenant_id, id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM orders
+
+SELECT id, avg(age) OVER w FROM users WINDOW w AS (PARTITION BY country)
+
+SELECT tenant_id, max(total) FILTER (WHERE status = 'paid') OVER (PARTITION BY tenant_id) FROM orders
+
+SELECT * FROM orders WHERE id = (SELECT max(id) FROM orders)
+
+SELECT tenant_id FROM users WHERE age = (SELECT max(age) FROM users)
+
+SELECT tenant_id, id FROM users WHERE age > (SELECT avg(age) FROM users)
+
+SELECT tenant_id, id FROM users WHERE id IN (SELECT buyer FROM orders)
+
+SELECT tenant_id, id FROM users WHERE id NOT IN (SELECT buyer FROM orders WHERE buyer IS NOT NULL)
+
+SELECT u.tenant_id, o.tenant_id, o.id FROM users u JOIN orders o ON o.buyer = u.id
+
+SELECT count(*) FROM users u, orders o
+
+SELECT count(*) FROM users u CROSS JOIN users v WHERE u.age = v.age
+
+SELECT tenant_id, id, name FROM users ORDER BY age DESC NULLS LAST, tenant_id, id LIMIT 3 OFFSET 2
+
+SELECT tenant_id, id FROM orders ORDER BY total DESC, tenant_id, id OFFSET 5
+
+SELECT tenant_id, id FROM orders ORDER BY total, tenant_id, id LIMIT (SELECT 2)
+
+SELECT tenant_id, id FROM orders ORDER BY total, tenant_id, id LIMIT 2 + 1
+
+SELECT tenant_id, id FROM orders ORDER BY total, tenant_id, id FETCH FIRST 3 ROWS WITH TIES
+
+SELECT total FROM orders ORDER BY total FETCH FIRST 2 ROWS WITH TIES
+
+SELECT status FROM orders ORDER BY status OFFSET 2 ROWS FETCH NEXT 1 ROW WITH TIES
+
+SELECT u FROM users u ORDER BY u.tenant_id, u.id LIMIT 2
+
+SELECT to_json(u) FROM users u WHERE tenant_id IN ('emma', 'alice')
+
+SELECT row_to_json(t) FROM (SELECT tenant_id, count(*) FROM orders GROUP BY 1) t
+
+SELECT (u).name FROM (SELECT u FROM users u) s
+
+SELECT ROW(tenant_id, id) FROM users ORDER BY 1
+
+SELECT array_agg(u ORDER BY u.id, u.tenant_id) FROM users u
+
+SELECT tenant_id, array_agg(id ORDER BY id) FROM orders GROUP BY tenant_id ORDER BY tenant_id COLLATE "C"
+
+SELECT min(tenant_id COLLATE "C"), max(tenant_id COLLATE "C") FROM users
+
+SELECT min(name), max(name) FROM users
+
+SELECT name FROM users ORDER BY name COLLATE "C", id, tenant_id LIMIT 4
+
+SELECT name FROM users ORDER BY name, id, tenant_id LIMIT 4
+
+SELECT count(DISTINCT name COLLATE ci) FROM users
+
+SELECT lower(name) l, count(*) FROM users GROUP BY l ORDER BY l
+
+SELECT currency, count(*) FROM orders GROUP BY currency ORDER BY currency DESC
+
+SELECT sum(total) FROM orders WHERE currency = 'EUR  '
+
+SELECT sum(total) FROM orders WHERE currency::text = 'EUR'
+
+SELECT sum(interval '1 hour' * age) FROM users
+
+SELECT avg(interval '1 day' * id) FROM orders
+
+SELECT max(created_at - last_seen) FROM users
+
+SELECT min(created_at::date), max(created_at::date) FROM orders
+
+SELECT sum(total * 1.5), sum(total / 3) FROM orders
+
+SELECT sum(age::real), avg(age::real) FROM users
+
+SELECT sum('NaN'::numeric + total) FROM orders
+
+SELECT max(total), min(-total) FROM orders
+
+SELECT count(*) FROM orders WHERE total::text LIKE '%.5%'
+
+SELECT array_length(array_agg(id), 1) FROM orders
+
+SELECT cardinality(array_agg(DISTINCT currency)) FROM orders
+
+SELECT unnest(array_agg(id ORDER BY id)) FROM orders
+
+-- writes (MERGE, ON CONFLICT, data-modifying WITH), blocks, settings, cursors, locks, empty inputs
+
+-- steps
+BEGIN; MERGE INTO orders o USING (VALUES ('emma', 1, 9.99)) v(t, i, x) ON o.tenant_id = v.t AND o.id = v.i WHEN MATCHED THEN UPDATE SET total = v.x WHEN NOT MATCHED THEN DO NOTHING; SELECT tenant_id, id, total FROM orders WHERE tenant_id = 'emma' ORDER BY id; ROLLBACK
+
+-- steps
+BEGIN; MERGE INTO orders o USING currencies c ON o.currency = c.code WHEN MATCHED THEN UPDATE SET total = o.total + 1; SELECT sum(total) FROM orders; ROLLBACK
+
+-- steps
+BEGIN; MERGE INTO currencies c USING (SELECT DISTINCT currency FROM orders) o ON c.code = o.currency WHEN MATCHED THEN UPDATE SET digits = 3; SELECT code, digits FROM currencies ORDER BY code; ROLLBACK
+
+-- steps
+BEGIN; INSERT INTO users (tenant_id, id, name) VALUES ('emma', 900, 'x') ON CONFLICT (tenant_id, id) DO UPDATE SET name = 'y' RETURNING tenant_id, id, name; SELECT count(*) FROM users; ROLLBACK
+
+-- steps
+BEGIN; INSERT INTO users (tenant_id, id, name) SELECT tenant_id, id, 'dup' FROM users WHERE tenant_id = 'emma' ON CONFLICT DO NOTHING RETURNING id; SELECT count(*) FROM users; ROLLBACK
+
+-- steps
+BEGIN; INSERT INTO users (tenant_id, id, name) SELECT tenant_id, id + 1000, 'copy' FROM users ON CONFLICT (tenant_id, id) DO UPDATE SET name = excluded.name RETURNING tenant_id, id; SELECT count(*) FROM users WHERE name = 'copy'; ROLLBACK
+
+-- steps
+BEGIN; INSERT INTO currencies VALUES ('XXX', 'test', 2) ON CONFLICT (code) DO UPDATE SET name = 'z' RETURNING *; SELECT count(*) FROM currencies; ROLLBACK
+
+-- steps
+BEGIN; INSERT INTO currencies VALUES ('EUR', 'test', 2) ON CONFLICT (code) DO UPDATE SET name = excluded.name || '!' RETURNING code, name; SELECT name FROM currencies WHERE code = 'EUR'; ROLLBACK
+
+-- steps
+BEGIN; WITH d AS (DELETE FROM orders WHERE status = 'void' RETURNING tenant_id, id) SELECT count(*) FROM d; SELECT count(*) FROM orders; ROLLBACK
+
+-- steps
+BEGIN; WITH u AS (UPDATE orders SET total = total * 2 WHERE tenant_id = 'emma' RETURNING total) SELECT sum(total) FROM u; ROLLBACK
+
+-- steps
+BEGIN; WITH i AS (INSERT INTO orders (tenant_id, id, user_id, currency, total) VALUES ('emma', 901, 1, 'EUR', 5) RETURNING *) SELECT count(*) FROM i; SELECT count(*) FROM orders WHERE tenant_id = 'emma'; ROLLBACK
+
+-- steps
+BEGIN; UPDATE orders SET total = total + 1 WHERE id IN (SELECT id FROM orders WHERE tenant_id = 'emma') RETURNING tenant_id, id; ROLLBACK
+
+-- steps
+BEGIN; UPDATE orders SET tenant_id = 'ivan' WHERE tenant_id = 'emma' AND id = 1; SELECT count(*) FROM orders WHERE tenant_id = 'ivan'; ROLLBACK
+
+-- steps
+BEGIN; UPDATE users SET tenant_id = tenant_id WHERE tenant_id = 'emma'; SELECT count(*) FROM users WHERE tenant_id = 'emma'; ROLLBACK
+
+-- steps
+BEGIN; DELETE FROM users WHERE tenant_id = 'zed'; SELECT count(*) FROM users; ROLLBACK
+
+-- steps
+BEGIN; DELETE FROM orders o USING currencies c WHERE o.currency = c.code AND c.digits = 0 RETURNING o.tenant_id, o.id; ROLLBACK
+
+-- steps
+BEGIN; UPDATE orders o SET total = c.digits FROM currencies c WHERE o.currency = c.code RETURNING o.tenant_id, o.id, o.total; ROLLBACK
+
+-- steps
+BEGIN; UPDATE currencies SET digits = digits + 1 RETURNING code, digits; SELECT sum(digits) FROM currencies; ROLLBACK
+
+-- steps
+BEGIN; DELETE FROM currencies WHERE code = 'JPY' RETURNING *; SELECT count(*) FROM currencies; ROLLBACK
+
+-- steps
+BEGIN; INSERT INTO orders (tenant_id, id, user_id, currency, total) VALUES ('emma', 902, 1, 'EUR', 1), ('ivan', 902, 1, 'EUR', 2), ('zed', 902, 1, 'EUR', 3) RETURNING tenant_id, id, total; SELECT tenant_id, total FROM orders WHERE id = 902; ROLLBACK
+
+-- steps
+BEGIN; INSERT INTO orders VALUES ('emma', 903, 1, NULL, 'EUR', 1, 'open', now()) RETURNING tenant_id, id; SELECT count(*) FROM orders WHERE id = 903; ROLLBACK
+
+-- steps
+BEGIN; INSERT INTO orders (tenant_id, id, user_id, currency, total) SELECT 'ivan', 904, 1, code, 1 FROM currencies RETURNING currency; ROLLBACK
+
+-- steps
+BEGIN; SAVEPOINT a; UPDATE orders SET total = 0; ROLLBACK TO a; SELECT sum(total) > 0 FROM orders; COMMIT
+
+-- steps
+BEGIN; UPDATE orders SET total = 0 WHERE tenant_id = 'emma'; SAVEPOINT a; UPDATE orders SET total = 1 WHERE tenant_id = 'ivan'; ROLLBACK TO a; SELECT tenant_id, sum(total) FROM orders WHERE tenant_id IN ('emma', 'ivan') GROUP BY 1; ROLLBACK
+
+-- steps
+BEGIN; SELECT 1/0; SELECT 1; ROLLBACK
+
+-- steps
+BEGIN; UPDATE orders SET total = 0 WHERE tenant_id = 'emma'; SELECT 1/0; COMMIT; SELECT sum(total) FROM orders WHERE tenant_id = 'emma'
+
+-- steps
+BEGIN; UPDATE orders SET total = 0; SELECT 1/0; COMMIT; SELECT sum(total) FROM orders
+
+-- steps
+BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM orders; SELECT count(*) FROM users; COMMIT
+
+-- steps
+BEGIN READ ONLY; SELECT count(*) FROM orders; UPDATE orders SET total = 1 WHERE tenant_id = 'emma'; ROLLBACK
+
+-- steps
+START TRANSACTION; SELECT sum(total) FROM orders; END
+
+-- steps
+SET enable_hashagg = off; SELECT status, count(*) FROM orders GROUP BY status; RESET enable_hashagg
+
+-- steps
+SET extra_float_digits = 0; SELECT sum(age::float8) / 3, avg(age::real) FROM users; RESET extra_float_digits
+
+-- steps
+SET datestyle = 'SQL, DMY'; SELECT min(created_at), max(created_at::date) FROM orders; RESET datestyle
+
+-- steps
+SET timezone = 'Asia/Kolkata'; SELECT min(created_at), date_trunc('day', max(created_at)) FROM orders; RESET timezone
+
+-- steps
+SET intervalstyle = 'iso_8601'; SELECT max(created_at - last_seen) FROM users; RESET intervalstyle
+
+-- steps
+SET lc_monetary = 'C'; SELECT sum(total::money) FROM orders; RESET lc_monetary
+
+-- steps
+SET bytea_output = 'escape'; SELECT string_agg(convert_to(tenant_id, 'UTF8'), ''::bytea ORDER BY tenant_id, id) FROM users; RESET bytea_output
+
+-- steps
+SET search_path = pg_catalog, public; SELECT count(*) FROM orders; RESET search_path
+
+-- steps
+CREATE TEMP TABLE t1 (k text); INSERT INTO t1 VALUES ('emma'), ('ivan'); SELECT count(*) FROM t1; DROP TABLE t1
+
+-- steps
+PREPARE p1 AS SELECT count(*) FROM orders WHERE tenant_id = $1; EXECUTE p1('emma'); EXECUTE p1('ivan'); DEALLOCATE p1
+
+-- steps
+PREPARE p2(text) AS SELECT sum(total) FROM orders WHERE tenant_id <> $1; EXECUTE p2('emma'); DEALLOCATE p2
+
+-- steps
+PREPARE p3 AS UPDATE orders SET total = total WHERE tenant_id = $1 RETURNING id; BEGIN; EXECUTE p3('ivan'); ROLLBACK; DEALLOCATE p3
+
+-- steps
+DECLARE c1 CURSOR FOR SELECT id FROM orders ORDER BY id
+
+-- steps
+BEGIN; DECLARE c2 CURSOR FOR SELECT tenant_id, id FROM orders WHERE tenant_id = 'emma' ORDER BY id; FETCH 2 FROM c2; FETCH ALL FROM c2; CLOSE c2; COMMIT
+
+-- steps
+BEGIN; DECLARE c3 CURSOR FOR SELECT tenant_id, id FROM orders ORDER BY tenant_id, id; FETCH 3 FROM c3; COMMIT
+
+-- steps
+SELECT count(*) FROM orders; SELECT count(*) FROM users WHERE tenant_id = 'emma'; SELECT 1
+
+-- steps
+SELECT pg_advisory_lock(1); SELECT count(*) FROM orders; SELECT pg_advisory_unlock(1)
+
+-- steps
+BEGIN; LOCK TABLE orders IN SHARE MODE; SELECT count(*) FROM orders; COMMIT
+
+-- steps
+BEGIN; SELECT * FROM orders WHERE tenant_id = 'emma' ORDER BY id FOR UPDATE; ROLLBACK
+
+-- steps
+BEGIN; SELECT tenant_id, id FROM orders ORDER BY tenant_id, id LIMIT 2 FOR UPDATE; ROLLBACK
+
+-- steps
+BEGIN; SELECT count(*) FROM orders FOR SHARE; ROLLBACK
+
+-- steps
+TRUNCATE eu_audit
+
+-- steps
+BEGIN; TRUNCATE orders; SELECT count(*) FROM orders; ROLLBACK
+
+-- steps
+BEGIN; TRUNCATE currencies CASCADE; SELECT count(*) FROM currencies; ROLLBACK
+
+-- steps
+BEGIN; INSERT INTO eu_audit (tenant_id, action) VALUES ('emma', 'x') RETURNING tenant_id; SELECT count(*) FROM eu_audit; ROLLBACK
+
+-- steps
+BEGIN; INSERT INTO eu_audit (tenant_id, action) SELECT tenant_id, 'bulk' FROM users; SELECT count(*) FROM eu_audit WHERE action = 'bulk'; ROLLBACK
+
+-- steps
+BEGIN; UPDATE eu_audit SET action = 'x' WHERE tenant_id IN (SELECT tenant_id FROM users WHERE age > 30) RETURNING id; ROLLBACK
+
+-- steps
+SELECT count(*) FROM eu_audit e JOIN users u ON u.tenant_id = e.tenant_id
+
+-- steps
+SELECT e.tenant_id, count(*) FROM eu_audit e WHERE e.tenant_id IN (SELECT tenant_id FROM orders) GROUP BY 1
+
+-- steps
+COPY (SELECT tenant_id, id FROM orders ORDER BY tenant_id, id) TO STDOUT
+
+-- steps
+EXPLAIN SELECT count(*) FROM orders
+
+-- steps
+SHOW search_path
+
+-- steps
+SELECT current_setting('search_path'), current_database()
+
+-- steps
+SELECT pg_typeof(sum(total)), pg_typeof(avg(age)), pg_typeof(count(*)) FROM orders, users WHERE false
+
+-- steps
+SELECT count(*) FROM orders WHERE false
+
+-- steps
+SELECT sum(total), avg(total), min(total), max(total), count(total), array_agg(total), string_agg(status, ',') FROM orders WHERE false
+
+-- steps
+SELECT status, count(*) FROM orders WHERE false GROUP BY status
+
+-- steps
+SELECT count(*) FROM orders HAVING count(*) > 1000
+
+-- steps
+SELECT 1 FROM orders HAVING true
+
+-- steps
+SELECT count(*) FROM orders GROUP BY ()
