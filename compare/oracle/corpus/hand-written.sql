@@ -1368,3 +1368,193 @@ SELECT 1 FROM orders HAVING true
 
 -- steps
 SELECT count(*) FROM orders GROUP BY ()
+
+-- values of every type through merges, orders and finishes: NaN, infinities, -0, uuid, ranges, jsonb, bytea, inet, intervals, arrays, bit, "char", composites, money, big numerics
+
+SELECT CASE WHEN age > 40 THEN 'NaN'::float8 ELSE age END x FROM users ORDER BY x DESC LIMIT 5
+
+SELECT CASE WHEN age > 40 THEN 'NaN'::float8 ELSE age END x FROM users ORDER BY x LIMIT 50
+
+SELECT CASE WHEN age > 40 THEN 'NaN'::numeric ELSE age END x FROM users ORDER BY x DESC NULLS LAST LIMIT 5
+
+SELECT CASE WHEN age > 50 THEN 'Infinity'::float8 WHEN age < 20 THEN '-Infinity' ELSE age END x FROM users ORDER BY x LIMIT 6
+
+SELECT CASE WHEN age > 40 THEN '-0'::float8 ELSE 0::float8 END x, count(*) FROM users GROUP BY x
+
+SELECT max(CASE WHEN age > 40 THEN 'NaN'::float8 ELSE age END), min(CASE WHEN age > 40 THEN 'NaN'::float8 ELSE age END) FROM users
+
+SELECT max(CASE WHEN age > 40 THEN 'NaN'::numeric ELSE age END), sum(CASE WHEN age > 60 THEN 'NaN'::numeric ELSE 1 END) FROM users
+
+SELECT age FROM users ORDER BY age DESC LIMIT 4
+
+SELECT age FROM users ORDER BY age NULLS FIRST LIMIT 4
+
+SELECT age, id FROM users ORDER BY age DESC NULLS LAST, id DESC, tenant_id LIMIT 4
+
+SELECT active, count(*) FROM users GROUP BY active ORDER BY active DESC
+
+SELECT tenant_id, active FROM users ORDER BY active, tenant_id COLLATE "C", id LIMIT 5
+
+SELECT md5(tenant_id)::uuid u FROM users ORDER BY u LIMIT 5
+
+SELECT md5(tenant_id)::uuid u, count(*) FROM users GROUP BY u ORDER BY u DESC
+
+SELECT int4range(age / 10 * 10, age / 10 * 10 + 10) r, count(*) FROM users GROUP BY r ORDER BY r
+
+SELECT int4range(age, age + 5) r FROM users ORDER BY r LIMIT 5
+
+SELECT ('{"a":' || coalesce(age, 0) || '}')::jsonb j, count(*) FROM users GROUP BY j ORDER BY j
+
+SELECT jsonb_build_object('t', tenant_id, 'n', count(*)) FROM orders GROUP BY tenant_id
+
+SELECT convert_to(name, 'UTF8') b, count(*) FROM users GROUP BY b ORDER BY b
+
+SELECT min(convert_to(name, 'UTF8')), max(convert_to(name, 'UTF8')) FROM users
+
+SELECT ('10.0.0.1'::inet + age) ip FROM users ORDER BY ip LIMIT 5
+
+SELECT ('10.0.0.0/8'::cidr) c, count(*) FROM users GROUP BY c
+
+SELECT age * interval '1 minute' iv, count(*) FROM users GROUP BY iv ORDER BY iv NULLS FIRST
+
+SELECT max(age * interval '1 minute'), min(interval '1 day' - age * interval '1 hour') FROM users
+
+SELECT interval '1 day' = interval '24 hours', count(*) FROM users
+
+SELECT CASE WHEN age > 40 THEN interval '1 day' ELSE interval '24 hours' END iv, count(*) FROM users GROUP BY iv
+
+SELECT DISTINCT CASE WHEN age > 40 THEN interval '1 day' ELSE interval '24 hours' END::text FROM users
+
+SELECT ARRAY[age, id] a, count(*) FROM users GROUP BY a ORDER BY a LIMIT 5
+
+SELECT array_agg(ARRAY[age, id] ORDER BY id, tenant_id, age) FROM users WHERE age IS NOT NULL
+
+SELECT ARRAY[NULL, age] a FROM users ORDER BY a, tenant_id, id LIMIT 3
+
+SELECT tags, count(*) FROM badges GROUP BY tags ORDER BY tags NULLS FIRST
+
+SELECT bits, count(*) FROM badges GROUP BY bits ORDER BY bits
+
+SELECT bits & B'1010', count(*) FROM badges GROUP BY 1
+
+SELECT max(bits), min(bits) FROM badges
+
+SELECT grade, count(*) FROM badges GROUP BY grade ORDER BY grade NULLS LAST
+
+SELECT price, count(*) FROM badges GROUP BY price ORDER BY price NULLS FIRST
+
+SELECT (price).amount, (price).cur FROM badges ORDER BY 1 NULLS FIRST, 2, tenant_id, id LIMIT 4
+
+SELECT max((price).amount), sum((price).amount) FROM badges
+
+SELECT weight FROM badges ORDER BY weight DESC NULLS LAST, tenant_id, id LIMIT 3
+
+SELECT sum(weight), avg(weight), max(weight) FROM badges
+
+SELECT tenant_id, weight::numeric(10,3) FROM badges ORDER BY 2, 1, id LIMIT 5
+
+SELECT total::money m, count(*) FROM orders GROUP BY m ORDER BY m LIMIT 4
+
+SELECT created_at::date d, count(*) FROM orders GROUP BY d ORDER BY d DESC LIMIT 3
+
+SELECT created_at AT TIME ZONE 'UTC' t FROM orders ORDER BY t, tenant_id, id LIMIT 3
+
+SELECT to_char(created_at, 'YYYY-MM'), count(*) FROM orders GROUP BY 1 ORDER BY 1
+
+SELECT 'EUR'::char(5) || currency, count(*) FROM orders GROUP BY 1
+
+SELECT currency, length(currency), count(*) FROM orders GROUP BY currency
+
+SELECT currency::varchar, count(*) FROM orders GROUP BY 1 ORDER BY 1
+
+SELECT name::bytea, count(*) FROM users GROUP BY 1
+
+SELECT xmlelement(name u, tenant_id)::text x FROM users ORDER BY x LIMIT 3
+
+SELECT point(age, id)::text p FROM users ORDER BY p LIMIT 3
+
+SELECT tsvector(name) t, count(*) FROM users GROUP BY t
+
+SELECT string_to_array(name, 'e') a, count(*) FROM users GROUP BY a ORDER BY a
+
+SELECT ROW(age, id)::text r FROM users ORDER BY r LIMIT 3
+
+SELECT (SELECT max(age) FROM users) - age d FROM users ORDER BY d NULLS LAST, tenant_id, id LIMIT 3
+
+SELECT 12345678901234567890::numeric * age n FROM users ORDER BY n DESC NULLS LAST LIMIT 3
+
+SELECT sum(12345678901234567890::numeric * age), sum(age::bigint * 9223372036854775) FROM users
+
+SELECT sum(9223372036854775807::bigint) FROM orders
+
+SELECT sum(2147483647) FROM orders
+
+SELECT avg(2147483647::int) FROM orders
+
+SELECT max(9223372036854775807::bigint - id) FROM orders
+
+SELECT count(*)::int2 FROM orders
+
+SELECT -age % 7 m, count(*) FROM users GROUP BY m ORDER BY m NULLS FIRST
+
+SELECT age::float4 / 3 f FROM users ORDER BY f DESC NULLS LAST LIMIT 3
+
+SELECT 1.0 / 3 * age x FROM users ORDER BY x NULLS FIRST LIMIT 3
+
+SELECT round(age / 7.0, 20) x FROM users ORDER BY x DESC NULLS LAST LIMIT 3
+
+SELECT age::numeric(5,2) x, count(*) FROM users GROUP BY x ORDER BY x NULLS FIRST LIMIT 3
+
+SELECT 1.10::numeric x UNION SELECT 1.1::numeric
+
+SELECT DISTINCT total * 0 FROM orders
+
+SELECT total * 0 + 0.00 t, count(*) FROM orders GROUP BY t
+
+SELECT scale(sum(total)), scale(avg(total)), scale(max(total * 1.000)) FROM orders
+
+SELECT sum(total)::text, avg(total)::text FROM orders WHERE tenant_id IN ('emma', 'ivan', 'alice')
+
+-- strings of several statements: an error rolls back every region's writes of the string
+
+UPDATE orders SET total = 0 WHERE tenant_id = 'emma'; UPDATE orders SET total = 0 WHERE tenant_id = 'ivan'; SELECT 1/0
+
+SELECT tenant_id, sum(total) FROM orders GROUP BY tenant_id
+
+UPDATE currencies SET digits = 9; SELECT 1/0
+
+SELECT code, digits FROM currencies
+
+INSERT INTO users (tenant_id, id, name) VALUES ('emma', 777, 'x'), ('ivan', 777, 'y'); SELECT count(*) FROM users WHERE id = 777; SELECT 1/0
+
+SELECT count(*) FROM users WHERE id = 777
+
+DELETE FROM orders WHERE status = 'void'; SELECT count(*) FROM orders; SELECT 1/0
+
+SELECT count(*) FROM orders
+
+SELECT sum(total) FROM orders WHERE tenant_id = 'emma'
+
+BEGIN; UPDATE orders SET total = 2 WHERE tenant_id = 'ivan'; UPDATE orders SET total = 2 WHERE tenant_id = 'alice'
+
+SELECT sum(total) FROM orders WHERE tenant_id IN ('ivan', 'alice')
+
+UPDATE orders SET total = total WHERE tenant_id = 'emma'; SELECT count(*) FROM orders; UPDATE orders SET total = total WHERE tenant_id = 'ivan'; ROLLBACK
+
+SELECT count(*), sum(total) FROM orders
+
+SAVEPOINT x; SELECT 1
+
+SELECT 1; BEGIN; SELECT count(*) FROM orders; COMMIT; SELECT 2
+
+SELECT sum(total) FROM orders WHERE tenant_id = 'emma'
+
+UPDATE orders SET total = 4 WHERE tenant_id = 'emma'; UPDATE orders SET total = 4 WHERE tenant_id = 'ivan' RETURNING 1/(total - 4)
+
+SELECT tenant_id, sum(total) FROM orders WHERE tenant_id IN ('emma', 'ivan') GROUP BY 1
+
+INSERT INTO orders (tenant_id, id, user_id, currency, total) VALUES ('emma', 1, 1, 'EUR', 1); SELECT 1
+
+INSERT INTO orders (tenant_id, id, user_id, currency, total) VALUES ('ivan', 5000, 1, 'EUR', 1), ('emma', 1, 1, 'EUR', 1)
+
+SELECT count(*) FROM orders WHERE id = 5000
