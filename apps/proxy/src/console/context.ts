@@ -11,6 +11,7 @@ import type { PgError } from "@geo/proto";
 import type { Analysis, Analyzer } from "@geo/sql";
 import type { RegionPoolStats } from "../observability/region-pool-stats.js";
 import type { ReplicaService } from "../replicas/replica-service.js";
+import type { SchemaDriftReport } from "../server/schema-drift.js";
 
 // The primary pool set and the package index still import it from here.
 export type { RegionPoolStats } from "../observability/region-pool-stats.js";
@@ -37,6 +38,8 @@ export interface ConsoleContext {
    * the other commands): those commands then answer 0A000.
    */
   readonly observed?: ObservedState;
+  /** The last comparison of the regions' copies of each configured table (SHOW SCHEMA). */
+  readonly schema?: (() => SchemaDriftReport) | undefined;
   /** Health probes and replica pools, when the topology lists replicas (DRAIN, UNDRAIN, ROUTE). */
   readonly replicas?: ReplicaService | undefined;
   /** The client's IP address: under trust authentication only local clients may DRAIN or UNDRAIN. */

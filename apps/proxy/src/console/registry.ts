@@ -11,6 +11,7 @@ import { showInDoubt } from "./show-in-doubt.js";
 import { showPlacement } from "./show-placement.js";
 import { showPools } from "./show-pools.js";
 import { showRegions } from "./show-regions.js";
+import { showSchema } from "./show-schema.js";
 import { showStats } from "./show-stats.js";
 import { whereIs } from "./where-is.js";
 
@@ -53,6 +54,7 @@ function entry(
 export const CONSOLE_REGISTRY: readonly ConsoleCommandEntry[] = [
   entry("SHOW REGIONS", showRegions),
   entry("SHOW PLACEMENT", showPlacement),
+  entry("SHOW SCHEMA", showSchema),
   entry("SHOW POOLS", showPools),
   entry("SHOW HEALTH", showHealth),
   entry("SHOW ALERTS", showAlerts),

@@ -18,6 +18,7 @@ export const ALERT_NAMES = [
   "two_phase_commit_unacknowledged",
   "collation_differs",
   "sequence_ids_collide",
+  "schema_drift",
   "node_claim_missing",
 ] as const;
 export type AlertName = (typeof ALERT_NAMES)[number];

@@ -33,6 +33,7 @@ import { LateRegions } from "./late-regions.js";
 import { refuseSocket } from "./refuse-socket.js";
 import { RegionCollations } from "./region-collations.js";
 import type { ProxyRuntime } from "./runtime.js";
+import { SchemaDrift } from "./schema-drift.js";
 import { SequenceIds } from "./sequence-ids.js";
 import { probeRegions, startRefusal } from "./start-probes.js";
 import { StartupError } from "./startup-error.js";
@@ -141,6 +142,9 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   // Serial and identity columns of geo-partitioned tables, whose ids would collide (docs/ids.md).
   const sequenceIds = new SequenceIds(topology, pools, log);
   await sequenceIds.check(reachable, config.pool.connectTimeoutMs);
+  // Whether every region's copies of the configured tables are alike (SHOW SCHEMA).
+  const schemaDrift = new SchemaDrift(topology, pools, log);
+  await schemaDrift.check(config.pool.connectTimeoutMs, reachable);
   const replicas = ReplicaService.create(config, topology, security.connect);
   await replicas?.start();
   let txnRef: TxnService | undefined;
@@ -154,7 +158,12 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     plan: (analysis, params) => router.plan(analysis, params),
     ...(replicas === undefined ? {} : { health: replicas.health }),
     downAtStart: down.map((probe) => ({ region: probe.region, reason: probe.error ?? "unreachable" })),
-    facts: () => [...collations.facts(), ...sequenceIds.facts(), ...(txnRef?.claimFacts() ?? [])],
+    facts: () => [
+      ...collations.facts(),
+      ...sequenceIds.facts(),
+      ...schemaDrift.facts(),
+      ...(txnRef?.claimFacts() ?? []),
+    ],
     analysisOf: (route) => router.analysisOf(route),
   }).catch(async (error: unknown) => {
     await replicas?.close(0);
@@ -217,6 +226,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     cancels: new CancelRegistry(),
     homeParameters,
     collations,
+    schemaDrift,
     nextSequence: () => ++sequence,
     consoleContext: (user: string, clientAddress?: string): ConsoleContext => ({
       config,
@@ -227,6 +237,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       poolStats: () => [...pools.stats(), ...(replicas?.pools.stats() ?? [])],
       user,
       observed: observability.console,
+      schema: () => schemaDrift.report(),
       replicas,
       clientAddress,
     }),
@@ -279,6 +290,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     server.listen(port, host, () => resolve());
   });
   const address = server.address();
+  schemaDrift.start(config.pool.connectTimeoutMs);
   const boundPort = typeof address === "object" && address !== null ? address.port : port;
   log.info({ host, port: boundPort, regions: topology.regionIds }, "geoproxy listening");
 
@@ -311,6 +323,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
         await stopped;
         await late.close();
         await moves?.close();
+        await schemaDrift.close();
         await txn.close();
         await observability.close();
         await replicas?.close(1000);

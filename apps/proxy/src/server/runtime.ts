@@ -9,6 +9,7 @@ import type { ReplicaService } from "../replicas/replica-service.js";
 import type { Router } from "../routing/router.js";
 import type { CancelRegistry } from "./cancel-registry.js";
 import type { RegionCollations } from "./region-collations.js";
+import type { SchemaDrift } from "./schema-drift.js";
 
 /** What every session shares: configuration, routing, pools, cancel keys, the logger. */
 export interface ProxyRuntime {
@@ -21,6 +22,8 @@ export interface ProxyRuntime {
   readonly homeParameters: ReadonlyMap<string, string>;
   /** Each region's database default collation against home's: reads spanning a differing one are refused. */
   readonly collations: RegionCollations;
+  /** Whether every region's copies of the configured tables are alike (SHOW SCHEMA, schema_drift). */
+  readonly schemaDrift: SchemaDrift;
   /** Monotonic across the proxy: orders client Parses against backend copies of statements. */
   nextSequence(): number;
   /** `clientAddress`: the client's IP address, for commands only local clients may run under trust. */

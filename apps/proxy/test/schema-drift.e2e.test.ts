@@ -1,0 +1,86 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RealRegions, startRealRegions } from "./support/real-regions.js";
+
+// Each region's copies of the configured tables, compared with the home region's: SHOW SCHEMA
+// lists every (table, region) and the schema_drift alert names each copy that differs.
+let regions: RealRegions;
+let client: pg.Client;
+
+beforeAll(async () => {
+  regions = await startRealRegions();
+  client = new pg.Client({
+    host: "127.0.0.1",
+    port: regions.proxy.port,
+    user: "postgres",
+    database: "postgres",
+  });
+  await client.connect();
+});
+afterAll(async () => {
+  await client?.end();
+  await regions?.close();
+});
+
+const statusOf = async (): Promise<string[]> =>
+  (await client.query("SHOW SCHEMA")).rows.map((row) => `${row.table} ${row.region} ${row.status}`);
+
+describe("SHOW SCHEMA and the schema_drift alert", () => {
+  it("finds every copy alike after start, and leaves pinned tables out", async () => {
+    const result = await client.query("SHOW SCHEMA");
+    expect(result.fields.map((field) => field.name)).toEqual([
+      "table",
+      "region",
+      "status",
+      "detail",
+      "checked_at",
+    ]);
+    expect(await statusOf()).toEqual(
+      ["public.currencies", "public.orders", "public.users"].flatMap((table) =>
+        ["eu-west", "us-east", "ap-south"].map((region) => `${table} ${region} same`),
+      ),
+    );
+    expect(result.rows.every((row) => row.checked_at !== null && row.detail === "")).toBe(true);
+    const alerts = await client.query("SHOW ALERTS");
+    expect(alerts.rows.filter((row) => row.name === "schema_drift")).toEqual([]);
+  });
+
+  it("names a column, a type and an index changed on one server, and clears once they are alike again", async () => {
+    await regions.direct["us-east"].query("ALTER TABLE orders ADD COLUMN note text");
+    await regions.direct["ap-south"].query(
+      "ALTER TABLE users ALTER COLUMN age TYPE bigint; CREATE INDEX users_by_name ON users (name)",
+    );
+    await regions.direct["ap-south"].query("DROP TABLE currencies");
+    try {
+      await regions.proxy.runtime.schemaDrift.check(5_000);
+      const rows = (await client.query("SHOW SCHEMA")).rows.filter((row) => row.status !== "same");
+      expect(rows.map((row) => `${row.table} ${row.region} ${row.status}`)).toEqual([
+        "public.currencies ap-south missing",
+        "public.orders us-east differs",
+        "public.users ap-south differs",
+      ]);
+      expect(rows[1].detail).toBe("extra column note text");
+      expect(rows[2].detail).toBe(
+        "column age bigint (age integer in eu-west); extra index: CREATE INDEX ON public.users USING btree (name)",
+      );
+      const alerts = (await client.query("SHOW ALERTS")).rows.filter((row) => row.name === "schema_drift");
+      expect(alerts.map((row) => row.subject)).toEqual([
+        "ap-south/public.currencies",
+        "ap-south/public.users",
+        "us-east/public.orders",
+      ]);
+      expect(alerts[2].message).toMatch(
+        /public\.orders in us-east is not like its copy in eu-west: extra column note/,
+      );
+    } finally {
+      await regions.direct["us-east"].query("ALTER TABLE orders DROP COLUMN note");
+      await regions.direct["ap-south"].query(
+        "ALTER TABLE users ALTER COLUMN age TYPE integer; DROP INDEX users_by_name; CREATE TABLE currencies (code char(3) PRIMARY KEY, name text NOT NULL, digits integer NOT NULL DEFAULT 2)",
+      );
+    }
+    await regions.proxy.runtime.schemaDrift.check(5_000);
+    expect((await statusOf()).filter((line) => !line.endsWith(" same"))).toEqual([]);
+    const alerts = await client.query("SHOW ALERTS");
+    expect(alerts.rows.filter((row) => row.name === "schema_drift")).toEqual([]);
+  });
+});
