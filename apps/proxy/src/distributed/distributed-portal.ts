@@ -13,7 +13,7 @@ import type { SessionPort } from "../engine/session-port.js";
 import type { StatementMode } from "../engine/statement-mode.js";
 import { inFailedTransaction, internalError } from "../errors/catalog.js";
 import { noteWrite } from "../replicas/replica-read.js";
-import { collationRefusalFor } from "../scatter/scatter-read.js";
+import { collationRefusalFor } from "../scatter/collation-refusal.js";
 import { copiesEverywhere, oneCopyAnswer } from "./copies.js";
 import { beginDistributedBatch } from "./distributed-batch.js";
 import { collectAnswer, type LegAnswer } from "./leg-statement.js";

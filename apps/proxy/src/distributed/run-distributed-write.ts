@@ -5,7 +5,7 @@ import type { SessionPort } from "../engine/session-port.js";
 import type { StatementMode } from "../engine/statement-mode.js";
 import { inFailedTransaction } from "../errors/catalog.js";
 import { noteWrite } from "../replicas/replica-read.js";
-import { collationRefusalFor } from "../scatter/scatter-read.js";
+import { collationRefusalFor } from "../scatter/collation-refusal.js";
 import type { Transaction } from "../session/transaction.js";
 import { commitAcrossRegions, rollbackAll } from "./commit-across-regions.js";
 import { copiesEverywhere, oneCopyAnswer } from "./copies.js";

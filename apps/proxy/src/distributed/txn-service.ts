@@ -1,3 +1,8 @@
+// Long file: TxnService is one owner of the proxy's two-phase commit machinery (the node's claim,
+// the decision log, the coordinator, recovery sweeps and the observer and connectors they use),
+// whose parts share its private state: the log opened once and lazily, the claim's timer, and the
+// closed flag that claims, sweeps and opening check. Splitting it by method would expose that
+// state to several files; the helpers that need none of it (prefixes, runOn) are small.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { GeoConfig, Topology } from "@geo/core";

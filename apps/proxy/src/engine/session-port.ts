@@ -96,7 +96,7 @@ export interface SessionPort {
   status(): TransactionStatus;
   readyForQuery(): Buffer;
 
-  /** The connection a statement for `region` runs on (session.ts explains the choice). */
+  /** The connection a statement for `region` runs on (session/leg-choice.ts explains the choice). */
   legFor(
     region: string,
     anywhere: boolean,

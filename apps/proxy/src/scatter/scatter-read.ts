@@ -4,7 +4,7 @@ import { type FieldDescription, type FormatCode, Messages, PgError } from "@geo/
 import type { Analysis } from "@geo/sql";
 import type { SessionPort } from "../engine/session-port.js";
 import type { StatementMode } from "../engine/statement-mode.js";
-import { type ComparedColumn, checkCollations } from "./collation-check.js";
+import { checkShippedCollations, collationRefusal, readCollations } from "./collation-refusal.js";
 import { refuseShippingResident, resultFormatsMismatch } from "./errors.js";
 import { limitWindow } from "./limit-window.js";
 import { Concatenation, OrderedMerge } from "./ordered-merge.js";
@@ -250,7 +250,15 @@ async function openScatterWith(
     }
 
     // Home finish: the regions' rows (or partials) travel home as typed arrays; PostgreSQL finishes.
-    await checkShippedCollations(session, request, sqls, shapes, describedBy, connections);
+    await checkShippedCollations(
+      session,
+      request.plan,
+      request.analysis,
+      sqls,
+      shapes,
+      describedBy,
+      connections,
+    );
     // Each shape's type OIDs are named by the region that described it: the OIDs of types created
     // by users differ from server to server (another region may not know it, or mean another type).
     const shipped = (merge.tier === "gather" ? merge.sources.map((s) => s.regionSql) : [merge.regionSql]).map(
@@ -352,116 +360,6 @@ async function openScatterWith(
     await closeAll(connections, !(error instanceof StaleShape));
     throw error;
   }
-}
-
-/**
- * Refused when a region's database orders text by another default collation than home's
- * (docs/scatter-gather.md), from what is known now: asked before the statement's connections are
- * taken, so a refusal in the steady state costs none, and again once they are open.
- */
-function collationRefusal(session: SessionPort, regions: readonly string[]): PgError | null {
-  const pools = session.runtime.pools;
-  return session.runtime.collations.refusal(
-    regions,
-    (region) => pools.keyOf(region, session.user, session.database).database,
-  );
-}
-
-/**
- * A statement spanning `regions` (a write as well as a read): refused when one of their databases
- * orders text otherwise than home's, after reading what was never read. Each region's part of a
- * write compares text (WHERE name > 'm', ON CONFLICT, a sub-query) by its own default, so the rows
- * written would not be the ones one server would pick.
- */
-export async function collationRefusalFor(
-  session: SessionPort,
-  regions: readonly string[],
-): Promise<PgError | null> {
-  const all = [session.runtime.router.topology.home.id, ...regions];
-  await readCollations(session, all);
-  return collationRefusal(session, all);
-}
-
-/**
- * Reads the collation of each region's database this client's statement uses that was never read
- * or whose server may have changed since (a region that came back): on a pooled connection, so a
- * refusal lifts as soon as the region's database matches again, whatever else ran there.
- */
-async function readCollations(session: SessionPort, regions: readonly string[]): Promise<void> {
-  const { pools, collations, config } = session.runtime;
-  for (const region of new Set(regions)) {
-    const database = pools.keyOf(region, session.user, session.database).database;
-    // A pooled connection its server already ended (it went away, its database was dropped) may
-    // be met first; it is discarded and one more is tried.
-    for (let attempt = 0; attempt < 2 && collations.needsRead(region, database); attempt++) {
-      // A region that cannot be reached is left to the statement's own connection, which fails
-      // as a read spanning regions fails for it; until then what was read last stands. Inside a
-      // block only an idle connection is taken: waiting for one while the block holds others
-      // could stall it, and a connection the block opens in that region is read as it opens.
-      const lease =
-        pools.tryAcquire(region, session.user, session.database) ??
-        (session.txn === null
-          ? await pools.acquire(region, session.user, session.database).catch(() => null)
-          : null);
-      if (lease === null) break;
-      try {
-        await collations.readOn(lease.connection, config.pool.connectTimeoutMs).catch(() => undefined);
-      } finally {
-        if (lease.connection.usable) lease.release();
-        else lease.discard("broken while its collation was read");
-      }
-    }
-  }
-}
-
-/**
- * The home finish compares what it sorts, groups or joins in the home database's default
- * collation: refused when that is not the compared columns' own. An ordered plan compares only its
- * sort keys; the other tiers may compare any shipped column.
- */
-async function checkShippedCollations(
-  session: SessionPort,
-  request: ScatterRequest,
-  sqls: readonly string[],
-  shapes: readonly StatementShape[],
-  describedBy: readonly string[],
-  connections: readonly RegionConnection[],
-): Promise<void> {
-  const merge = request.plan.merge;
-  const checks: { sql: string; compared: ComparedColumn[] }[] = [];
-  switch (merge.tier) {
-    case "ordered": {
-      const hidden = (shapes[sqls.indexOf(merge.regionSql)]?.fields ?? []).slice(-merge.hiddenColumns);
-      checks.push({
-        sql: merge.regionSql,
-        compared: hidden.map((field, i) => ({
-          field,
-          explicitCollation: merge.sortKeys[i]?.collation !== undefined,
-        })),
-      });
-      break;
-    }
-    case "partial-aggregate":
-      checks.push({ sql: merge.regionSql, compared: allFields(shapes[sqls.indexOf(merge.regionSql)]) });
-      break;
-    case "gather":
-      for (const spec of merge.sources)
-        checks.push({ sql: spec.regionSql, compared: allFields(shapes[sqls.indexOf(spec.regionSql)]) });
-      break;
-    case "concat":
-      return;
-  }
-  for (const { sql, compared } of checks) {
-    const region = describedBy[sqls.indexOf(sql)];
-    const connection = connections.find((c) => c.region === region);
-    // Shapes cached by another plan of the same text: describe again, on regions open now.
-    if (region === undefined || connection === undefined) throw new StaleShape(region ?? request.plan.home);
-    await checkCollations(session.runtime, connection.channel, compared, request.analysis.tables);
-  }
-}
-
-function allFields(shape: StatementShape | undefined): ComparedColumn[] {
-  return (shape?.fields ?? []).map((field) => ({ field, explicitCollation: false }));
 }
 
 /** PostgreSQL refuses a Bind whose result formats are neither none, one, nor one per column. */

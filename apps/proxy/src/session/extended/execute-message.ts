@@ -1,0 +1,72 @@
+import { type Frame, Messages } from "@geo/proto";
+import type { SessionPort } from "../../engine/session-port.js";
+import { runTransactionControl } from "../../engine/transaction-control.js";
+import { runConsole } from "../console-statement.js";
+import { runSessionStatement } from "../session-statement.js";
+import { EXTENDED, type ExtendedState } from "./extended-state.js";
+import { toCursor } from "./sql-cursor.js";
+
+export async function executeMessage(
+  session: SessionPort,
+  state: ExtendedState,
+  frame: Frame,
+): Promise<void> {
+  const portalName = readPortalName(frame.payload);
+  const portal = portalName === null ? undefined : state.portals.get(portalName);
+  if (portal === undefined) {
+    await toCursor(session, portalName ?? "", frame, "execute");
+    return;
+  }
+  const analysis = portal.statement.analysis;
+  if (portal.scatter !== undefined) {
+    if (session.refuseInFailedBlock(analysis, EXTENDED)) return;
+    await portal.scatter.execute(session, readMaxRows(frame.payload));
+    return;
+  }
+  if (portal.distributed !== undefined) {
+    if (session.refuseInFailedBlock(analysis, EXTENDED)) return;
+    await portal.distributed.execute(session);
+    return;
+  }
+  if (portal.leg === null) {
+    if (session.refuseInFailedBlock(analysis, EXTENDED)) return;
+    switch (portal.local) {
+      case "transaction":
+        await runTransactionControl(session, analysis, EXTENDED);
+        return;
+      case "session":
+        await runSessionStatement(session, analysis, EXTENDED, analysis.text);
+        return;
+      case "console":
+        runConsole(session, analysis, EXTENDED, false);
+        return;
+      case "empty":
+      case null:
+        session.relay.local({ bytes: Messages.emptyQueryResponse });
+        return;
+    }
+  }
+  const leg = await session.activate(portal.leg);
+  if (session.log.isLevelEnabled("debug"))
+    session.log.debug({ region: leg.region, sql: analysis.text }, "execute");
+  session.relay.expect({
+    leg,
+    kind: "execute",
+    mode: "relay",
+    done: (unit) => {
+      if (!unit.failed) session.recordEffects(leg, [analysis]);
+    },
+  });
+  leg.write(frame.bytes);
+}
+
+/** An Execute's row limit (0: all rows), after its portal name. */
+function readMaxRows(payload: Buffer): number {
+  const end = payload.indexOf(0);
+  return end < 0 || payload.length < end + 5 ? 0 : payload.readInt32BE(end + 1);
+}
+
+function readPortalName(payload: Buffer): string | null {
+  const end = payload.indexOf(0);
+  return end < 0 ? null : payload.toString("utf8", 0, end);
+}

@@ -1,0 +1,116 @@
+import type { Analysis } from "@geo/sql";
+import type { SessionPort } from "../engine/session-port.js";
+import type { Leg } from "../executor/leg.js";
+import { SessionPins } from "./session-pins.js";
+import { StringBlockSettings } from "./string-block-settings.js";
+
+/** Records what a statement that succeeded changed in the session (settings, pins). */
+export function recordEffects(
+  session: SessionPort,
+  batchPins: Analysis[],
+  leg: Leg | null,
+  analyses: readonly Analysis[],
+): void {
+  // A string sent whole may hold its own BEGIN ... ROLLBACK or ROLLBACK TO: follow them.
+  const block = analyses.length > 1 ? new StringBlockSettings(session.settings, session.txn) : null;
+  for (const analysis of analyses) {
+    if (block !== null && analysis.transaction !== undefined) block.control(analysis.transaction);
+    if (analysis.sessionEffects.length === 0) continue;
+    session.settings.record(analysis);
+    if (
+      analysis.sessionEffects.some(
+        (effect) =>
+          (effect.kind === "deallocate" && effect.name === undefined) ||
+          (effect.kind === "discard" && effect.value === "all"),
+      )
+    ) {
+      session.extended.forgetStatements();
+      session.sqlStatements.clear();
+    }
+    if (leg !== null) recordReportedValues(session, leg, analysis);
+    // Mid-batch outside a block the batch may still fail and roll back: removals wait for Sync.
+    const batchOpen = session.txn === null && session.extended.inBatch;
+    if (batchOpen) batchPins.push(analysis);
+    session.pins.record(analysis, session.txn !== null || batchOpen);
+    if (leg === null) continue;
+    const changesSettings = analysis.sessionEffects.some(
+      (effect) =>
+        !effect.local &&
+        (effect.kind === "set" ||
+          effect.kind === "reset" ||
+          effect.kind === "set-config" ||
+          effect.kind === "discard"),
+    );
+    if (changesSettings) {
+      if (session.txn !== null) session.txn.settingsLegs.add(leg);
+      else session.settings.markApplied(leg.connection.appliedSettings);
+    }
+    if (
+      analysis.sessionEffects.some(
+        (effect) =>
+          effect.kind === "set-config" &&
+          !effect.local &&
+          (effect.name === undefined || effect.value === undefined),
+      )
+    ) {
+      // set_config of a value (or name) the proxy cannot know, computed or a parameter: the
+      // setting lives on this connection only. The session keeps the connection, as after a
+      // statement it could not read, and the connection is reset before anyone else uses it.
+      session.pins.holdUnknown();
+      leg.connection.markDirty("full");
+      if (session.pinnedLeg === null) {
+        session.legs.pin(leg);
+        session.log.info(
+          { region: leg.region },
+          "session pinned to its connection (a setting the proxy cannot replay)",
+        );
+      }
+    }
+    if (SessionPins.pins(analysis) && session.pins.pinned && session.pinnedLeg === null) {
+      session.legs.pin(leg);
+      leg.connection.markDirty("full");
+      session.log.info({ region: leg.region }, "session pinned to its connection");
+    }
+  }
+  unpinIfFree(session);
+}
+
+/**
+ * `SET DateStyle TO ymd` changes only part of the setting: replayed alone on a connection whose
+ * DateStyle differs it would give another value. The value the server reported instead is
+ * what the session has, so that is what is kept.
+ */
+function recordReportedValues(session: SessionPort, leg: Leg, analysis: Analysis): void {
+  for (const effect of analysis.sessionEffects) {
+    if (effect.kind !== "set" || effect.local || effect.name?.toLowerCase() !== "datestyle") continue;
+    const reported = leg.connection.parameters.get("DateStyle");
+    if (reported !== undefined) session.settings.setValue("DateStyle", reported);
+  }
+}
+
+/** At Sync: a batch that succeeded outside a block committed its UNLISTEN, CLOSE... */
+export function settleBatchPins(session: SessionPort, batchPins: Analysis[], batchFailed: boolean): void {
+  const held = batchPins.splice(0);
+  if (batchFailed || session.txn !== null) return;
+  for (const analysis of held) session.pins.record(analysis, false);
+  unpinIfFree(session);
+}
+
+/**
+ * Gives the pinned connection back once nothing pins the client to it. Never inside a block,
+ * nor mid-batch (the batch's implicit transaction is still open there): Sync calls it again.
+ */
+export function unpinIfFree(session: SessionPort): void {
+  const leg = session.pinnedLeg;
+  if (
+    leg === null ||
+    session.ownConnection ||
+    session.pins.pinned ||
+    session.txn !== null ||
+    session.extended.inBatch
+  )
+    return;
+  session.legs.unpin();
+  session.log.info({ region: leg.region }, "session unpinned from its connection");
+  session.releaseLeg(leg);
+}
