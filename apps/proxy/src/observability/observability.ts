@@ -29,6 +29,7 @@ import { InDoubtLedger } from "./in-doubt-ledger.js";
 import { lookUpKey } from "./key-lookup.js";
 import type { ObservableSession } from "./observable-session.js";
 import { ObservedClient } from "./observed-client.js";
+import type { RegionPoolStats } from "./region-pool-stats.js";
 import { RouteBook } from "./route-book.js";
 
 export interface ObservabilityOptions {
@@ -59,6 +60,8 @@ export interface ObservabilityOptions {
    * decisions and refused shapes are recorded; without it, only counted.
    */
   readonly analysisOf?: (route: Route) => Analysis | undefined;
+  /** The replicas' pools, when the topology lists replicas: in /metrics, /snapshot and alerts too. */
+  readonly replicaPools?: () => readonly RegionPoolStats[];
 }
 
 /** Directory keys are counted per region at most this often (a large directory is a long walk). */
@@ -349,7 +352,7 @@ export class Observability implements AdminSource {
       string,
       { region: string; idle: number; busy: number; waiting: number; max: number }
     >();
-    for (const stats of this.#options.pools.stats()) {
+    for (const stats of this.#allPools()) {
       const endpoint = endpointName(stats.key);
       const row = byEndpoint.get(endpoint) ?? { region: stats.region, idle: 0, busy: 0, waiting: 0, max: 0 };
       row.idle += stats.idle;
@@ -377,7 +380,7 @@ export class Observability implements AdminSource {
         });
       }
     }
-    for (const stats of pools) {
+    for (const stats of [...pools, ...(this.#options.replicaPools?.() ?? [])]) {
       if (stats.waiting > 0 && stats.total >= stats.max) {
         facts.push({
           name: "pool_saturated",
@@ -426,6 +429,11 @@ export class Observability implements AdminSource {
       this.#ownsMonitor = false;
       await this.#monitor?.stop();
     }
+  }
+
+  /** The primaries' pools, then the replicas'. */
+  #allPools(): RegionPoolStats[] {
+    return [...this.#options.pools.stats(), ...(this.#options.replicaPools?.() ?? [])];
   }
 
   /** The pools' connection counters; a primary they find unreachable is down for the monitor at once. */

@@ -152,7 +152,9 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     pools,
     log,
     plan: (analysis, params) => router.plan(analysis, params),
-    ...(replicas === undefined ? {} : { health: replicas.health }),
+    ...(replicas === undefined
+      ? {}
+      : { health: replicas.health, replicaPools: () => replicas.pools.stats() }),
     downAtStart: down.map((probe) => ({ region: probe.region, reason: probe.error ?? "unreachable" })),
     facts: () => [...collations.facts(), ...sequenceIds.facts(), ...(txnRef?.claimFacts() ?? [])],
     analysisOf: (route) => router.analysisOf(route),
