@@ -94,6 +94,29 @@ describe("metrics moved by real statements through the proxy", () => {
     expect(delta(before, after, "geoproxy_transactions_total", { outcome: "one_phase" })).toBe(0);
   });
 
+  it("counts the bytes of a region's reply in geoproxy_region_bytes_total, both ways, and in /snapshot's placement", async () => {
+    const before = await scrape();
+    const rows = await client.query(
+      "SELECT id, total, repeat('z', 5000) AS pad FROM orders WHERE tenant_id = 'bob'",
+    );
+    expect(rows.rowCount).toBe(5);
+    const after = await scrape();
+    const bytes = (region: string, direction: string): number =>
+      delta(before, after, "geoproxy_region_bytes_total", { region, direction });
+    // Five rows of at least 5,000 bytes came back from us-east; the statement went there.
+    expect(bytes("us-east", "in")).toBeGreaterThan(25_000);
+    expect(bytes("us-east", "out")).toBeGreaterThan("SELECT id, total".length);
+    expect(bytes("ap-south", "in")).toBeLessThan(1_000);
+    expect(after.types.get("geoproxy_region_bytes_total")).toBe("counter");
+    const snapshot = (await (await fetch(`${adminUrl}/snapshot`)).json()) as {
+      placement: { regions: { id: string; bytesIn: number; bytesOut: number }[] };
+    };
+    const us = snapshot.placement.regions.find((region) => region.id === "us-east");
+    expect(us?.bytesIn).toBeGreaterThanOrEqual(
+      after.value("geoproxy_region_bytes_total", { region: "us-east", direction: "in" })!,
+    );
+  });
+
   it("counts a collector that throws in geoproxy_metric_collect_failures_total and leaves its series out", async () => {
     // The analyzer's statistics failing, as a bug there would: the fault is put in, the scrape is real.
     const analyzer = regions.proxy.runtime.consoleContext("postgres").analyzer;

@@ -33,6 +33,12 @@ export interface MetricCollectors {
   readonly regions?: () => readonly RegionStatus[];
   /** Alerts true now. */
   readonly alerts?: () => readonly Alert[];
+  /** Bytes received from (`in`) and sent to (`out`) each region's servers since start. */
+  readonly regionBytes?: () => readonly {
+    readonly region: string;
+    readonly in: number;
+    readonly out: number;
+  }[];
 }
 
 export interface ProxyMetricsOptions {
@@ -443,6 +449,22 @@ export class ProxyMetrics {
           for (const endpoint of region.endpoints) {
             if (endpoint.lagBytes !== null) this.labels(endpoint.endpoint, region.id).set(endpoint.lagBytes);
           }
+        }
+      },
+    });
+
+    new Counter({
+      name: "geoproxy_region_bytes_total",
+      help: "Bytes between the proxy and each region's servers: in = received from them, out = sent to them.",
+      labelNames: ["region", "direction"] as const,
+      registers,
+      collect() {
+        this.reset();
+        const read = metrics.#collectors.regionBytes;
+        const rows = (read === undefined ? undefined : metrics.#read("regionBytes", read)) ?? [];
+        for (const row of rows) {
+          this.inc({ region: row.region, direction: "in" }, row.in);
+          this.inc({ region: row.region, direction: "out" }, row.out);
         }
       },
     });

@@ -158,6 +158,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     downAtStart: down.map((probe) => ({ region: probe.region, reason: probe.error ?? "unreachable" })),
     facts: () => [...collations.facts(), ...sequenceIds.facts(), ...(txnRef?.claimFacts() ?? [])],
     analysisOf: (route) => router.analysisOf(route),
+    traffic: security.traffic,
   }).catch(async (error: unknown) => {
     await replicas?.close(0);
     await pools.close(0);
