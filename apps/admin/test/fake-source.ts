@@ -121,9 +121,9 @@ export class FakeSource implements AdminSource {
       cache: this.cache(),
       placement: {
         regions: [
-          { id: "eu-west", home: true, keys: 4, rowsIn: 3, rowsOut: 0 },
-          { id: "us-east", home: false, keys: 2, rowsIn: 0, rowsOut: 3 },
-          { id: "ap-south", home: false, keys: 1, rowsIn: 0, rowsOut: 0 },
+          { id: "eu-west", home: true, keys: 4, rowsIn: 3, rowsOut: 0, bytesIn: 9000, bytesOut: 2000 },
+          { id: "us-east", home: false, keys: 2, rowsIn: 0, rowsOut: 3, bytesIn: 4000, bytesOut: 1000 },
+          { id: "ap-south", home: false, keys: 1, rowsIn: 0, rowsOut: 0, bytesIn: 0, bytesOut: 0 },
         ],
         moves: [{ keys: ["carol"], to: "eu-west", startedAt: "2026-01-01T00:00:00.000Z" }],
         movesDone: 1,

@@ -8,7 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RealRegions, startRealRegions } from "./support/real-regions.js";
 
 /** The page's own `document`, for functions run inside the browser (the tests compile without DOM types). */
-declare const document: { querySelector(selector: string): { textContent: string | null } | null };
+declare const document: {
+  querySelector(
+    selector: string,
+  ): { textContent: string | null; getAttribute(name: string): string | null } | null;
+};
 
 const CHROMIUM = "/usr/bin/chromium";
 const OUTPUT = join(dirname(fileURLToPath(import.meta.url)), "..", "test-output");
@@ -148,6 +152,21 @@ describe("the dashboard served by the proxy, in a real browser", () => {
     const after = Number(((await total.textContent()) ?? "").replaceAll(",", ""));
     expect(after).toBeGreaterThan(Number(before.replaceAll(",", "")));
     expect(await page.locator("#regions svg.bars rect").count()).toBe(3);
+    // The map's links carry the bytes per second each way, from the proxy's socket counters.
+    await page.waitForFunction(
+      () =>
+        ["eu-west", "us-east", "ap-south"].every((region) => {
+          const link = document.querySelector(`#placement-map text.link-bytes[data-region="${region}"]`);
+          return (
+            Number(link?.getAttribute("data-bytes-in")) > 0 &&
+            Number(link?.getAttribute("data-bytes-out")) > 0
+          );
+        }),
+      undefined,
+      { timeout: 15_000 },
+    );
+    const usLink = page.locator('#placement-map text.link-bytes[data-region="us-east"]');
+    expect(await usLink.textContent()).toMatch(/^↓ \d+(\.\d)? k?B\/s ↑ \d+(\.\d)? k?B\/s$/);
     for (const region of ["eu-west", "us-east", "ap-south"]) {
       await expect(page.locator("#regions").textContent()).resolves.toContain(region);
     }

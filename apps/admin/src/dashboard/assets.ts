@@ -57,6 +57,7 @@ svg text { font: 12px system-ui, sans-serif; fill: var(--ink); }
 .spark { fill: none; stroke: var(--home); stroke-width: 1.5; }
 .map .link { stroke: var(--line); } .map .link.busy { stroke: var(--home); }
 .map .link-rate { fill: var(--muted); font-size: 11px; }
+.map .link-bytes { fill: var(--muted); font-size: 11px; }
 .map .region-node rect { fill: var(--bg); stroke: var(--unknown); stroke-width: 2; }
 .map .region-node.tone-up rect { stroke: var(--up); } .map .region-node.tone-down rect { stroke: var(--down); }
 .map .region-node.home rect { stroke-dasharray: 6 3; }

@@ -7,6 +7,9 @@ export interface HistorySample {
   readonly statements: number;
   readonly byPlan: Readonly<Record<PlanKind, number>>;
   readonly byRegion: Readonly<Record<string, number>>;
+  /** Bytes received from and sent to each region's servers, cumulative. */
+  readonly bytesIn: Readonly<Record<string, number>>;
+  readonly bytesOut: Readonly<Record<string, number>>;
   readonly leftHome: number;
   readonly p99Ms: Readonly<Record<PlanKind, number | null>>;
   readonly clients: number;
@@ -25,11 +28,19 @@ export class History {
     const p99Ms = {} as Record<PlanKind, number | null>;
     for (const plan of PLAN_KINDS) p99Ms[plan] = null;
     for (const summary of snapshot.latency) p99Ms[summary.plan] = summary.p99Ms;
+    const bytesIn: Record<string, number> = {};
+    const bytesOut: Record<string, number> = {};
+    for (const region of snapshot.placement.regions) {
+      bytesIn[region.id] = region.bytesIn;
+      bytesOut[region.id] = region.bytesOut;
+    }
     this.#samples.push({
       atMs,
       statements: snapshot.traffic.statements,
       byPlan: snapshot.traffic.byPlan,
       byRegion: snapshot.traffic.byRegion,
+      bytesIn,
+      bytesOut,
       leftHome: snapshot.traffic.leftHome,
       p99Ms,
       clients: snapshot.clients.connected,

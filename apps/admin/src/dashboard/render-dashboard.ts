@@ -145,6 +145,8 @@ function renderPlacement({ snapshot, history }: DashboardView): string {
     rowsIn: region.rowsIn,
     rowsOut: region.rowsOut,
     rate: history.recentRate((sample) => sample.byRegion[region.id] ?? 0) ?? 0,
+    bytesInRate: history.recentRate((sample) => sample.bytesIn[region.id] ?? 0) ?? 0,
+    bytesOutRate: history.recentRate((sample) => sample.bytesOut[region.id] ?? 0) ?? 0,
     movingIn: placement.moves
       .filter((move) => move.to === region.id)
       .reduce((sum, move) => sum + move.keys.length, 0),
@@ -158,7 +160,10 @@ function renderPlacement({ snapshot, history }: DashboardView): string {
     .join("");
   return (
     `<section id="placement"><h2>Placement</h2>` +
-    placementMap(nodes, "regions with their keys, rows moved, and statements per second from the proxy") +
+    placementMap(
+      nodes,
+      "regions with their keys, rows moved, and the statements and bytes per second between the proxy and each",
+    ) +
     `<p>Moves committed since start: <span data-live="moves-done">${formatCount(placement.movesDone)}</span>. ` +
     (moves === ""
       ? `<span class="none">No move running.</span></p>`

@@ -76,13 +76,17 @@ export interface MapNode {
   readonly rowsOut: number;
   /** Statements per second between the proxy and this region (recent). */
   readonly rate: number;
+  /** Bytes per second from this region's servers to the proxy, and from the proxy to them (recent). */
+  readonly bytesInRate: number;
+  readonly bytesOutRate: number;
   /** Keys being moved into this region now. */
   readonly movingIn: number;
 }
 
 /**
  * The placement map: the proxy at the top, one node per region below it, and a link from the proxy
- * to each whose width follows its recent statements per second. Drawn on the server as plain SVG.
+ * to each whose width follows its recent statements per second, labelled with them and with the
+ * bytes per second each way. Drawn on the server as plain SVG.
  */
 export function placementMap(nodes: readonly MapNode[], label: string): string {
   const nodeWidth = 170;
@@ -99,8 +103,10 @@ export function placementMap(nodes: readonly MapNode[], label: string): string {
     const y = 120;
     const stroke = round(1 + (node.rate / top) * 7);
     parts.push(
-      `<line class="link${node.rate > 0 ? " busy" : ""}" x1="${round(proxyX)}" y1="${proxyY + 18}" x2="${round(cx)}" y2="${y - 20}" stroke-width="${node.rate > 0 ? stroke : 1}"/>` +
-        `<text class="link-rate" x="${round(cx)}" y="${y - 6}" text-anchor="middle">${escapeHtml(formatRate(node.rate))}</text>`,
+      `<line class="link${node.rate > 0 ? " busy" : ""}" x1="${round(proxyX)}" y1="${proxyY + 18}" x2="${round(cx)}" y2="${y - 40}" stroke-width="${node.rate > 0 ? stroke : 1}"/>` +
+        `<text class="link-rate" x="${round(cx)}" y="${y - 26}" text-anchor="middle">${escapeHtml(formatRate(node.rate))}</text>` +
+        `<text class="link-bytes" data-region="${escapeHtml(node.id)}" data-bytes-in="${Math.round(node.bytesInRate)}" data-bytes-out="${Math.round(node.bytesOutRate)}" x="${round(cx)}" y="${y - 10}" text-anchor="middle">` +
+        `${escapeHtml(`↓ ${formatBytes(node.bytesInRate)} ↑ ${formatBytes(node.bytesOutRate)}`)}</text>`,
     );
     const lines = [
       `${node.keys.toLocaleString("en-US")} keys`,
@@ -126,6 +132,13 @@ export function placementMap(nodes: readonly MapNode[], label: string): string {
       `<text x="${round(proxyX)}" y="${proxyY + 6}" text-anchor="middle">geoproxy</text></g>`,
   );
   return `<svg id="placement-map" class="map" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeHtml(label)}">${parts.join("")}</svg>`;
+}
+
+/** Bytes per second in B, kB, MB (powers of 1000, as network rates are given). */
+function formatBytes(rate: number): string {
+  if (rate < 1000) return `${Math.round(rate)} B/s`;
+  if (rate < 1_000_000) return `${(rate / 1000).toFixed(1)} kB/s`;
+  return `${(rate / 1_000_000).toFixed(1)} MB/s`;
 }
 
 function formatRate(rate: number): string {

@@ -33,6 +33,12 @@ export interface MetricCollectors {
   readonly regions?: () => readonly RegionStatus[];
   /** Alerts true now. */
   readonly alerts?: () => readonly Alert[];
+  /** Bytes received from (`in`) and sent to (`out`) each region's servers since start. */
+  readonly regionBytes?: () => readonly {
+    readonly region: string;
+    readonly in: number;
+    readonly out: number;
+  }[];
 }
 
 export interface ProxyMetricsOptions {
@@ -89,6 +95,12 @@ export class ProxyMetrics {
   readonly #transactionCounts: Record<TransactionOutcome, number>;
   #clientCount = 0;
   readonly #collectFailures: Counter<"collector">;
+  /**
+   * What each collector returned in the scrapes running now: read once per scrape, so the series
+   * built from one reading agree with each other and a failure counts once.
+   */
+  readonly #readings = new Map<CollectorName, { readonly value: unknown } | undefined>();
+  #scrapesRunning = 0;
 
   constructor(options: ProxyMetricsOptions) {
     this.registry = new Registry();
@@ -290,8 +302,14 @@ export class ProxyMetrics {
   }
 
   /** The registry in Prometheus text format (runs the collectors). */
-  render(): Promise<string> {
-    return this.registry.metrics();
+  async render(): Promise<string> {
+    this.#scrapesRunning += 1;
+    try {
+      return await this.registry.metrics();
+    } finally {
+      this.#scrapesRunning -= 1;
+      if (this.#scrapesRunning === 0) this.#readings.clear();
+    }
   }
 
   /** The Content-Type of {@link render}'s text. */
@@ -300,50 +318,69 @@ export class ProxyMetrics {
   }
 
   #read<T>(name: CollectorName, read: () => T): T | undefined {
+    const memo = this.#scrapesRunning > 0;
+    if (memo && this.#readings.has(name)) return this.#readings.get(name)?.value as T | undefined;
+    let reading: { readonly value: T } | undefined;
     try {
-      return read();
+      reading = { value: read() };
     } catch {
       this.#collectFailures.labels(name).inc();
-      return undefined;
+      reading = undefined;
     }
+    if (memo) this.#readings.set(name, reading);
+    return reading?.value;
   }
 
   #defineCollected(registers: Registry[]): void {
     const metrics = this;
     let lastHits = 0;
     let lastMisses = 0;
+    // Whether this scrape's reading of the cache failed: its series are then left out, since
+    // prom-client would print an unlabelled series as 0 (a false size, and a counter reset).
+    let cacheFailed = false;
     const cacheSample = (): CacheStatus | undefined => {
       const read = metrics.#collectors.cache;
-      return read === undefined ? undefined : metrics.#read("cache", read);
+      const sample = read === undefined ? undefined : metrics.#read("cache", read);
+      cacheFailed = read !== undefined && sample === undefined;
+      return sample;
     };
-    new Counter({
-      name: "geoproxy_analysis_cache_hits_total",
-      help: "Statements whose analysis came from the cache. Hit ratio: hits / (hits + misses).",
-      registers,
-      collect() {
-        const sample = cacheSample();
-        lastHits = advanceCounter(this, lastHits, sample?.hits);
-      },
-    });
-    new Counter({
-      name: "geoproxy_analysis_cache_misses_total",
-      help: "Statements analysed afresh because their shape was not cached.",
-      registers,
-      collect() {
-        const sample = cacheSample();
-        lastMisses = advanceCounter(this, lastMisses, sample?.misses);
-      },
-    });
-    new Gauge({
-      name: "geoproxy_analysis_cache_entries",
-      help: "Statement shapes held in the analysis cache.",
-      registers,
-      collect() {
-        this.reset();
-        const sample = cacheSample();
-        if (sample !== undefined) this.set(sample.entries);
-      },
-    });
+    leaveOutWhen(
+      new Counter({
+        name: "geoproxy_analysis_cache_hits_total",
+        help: "Statements whose analysis came from the cache. Hit ratio: hits / (hits + misses).",
+        registers,
+        collect() {
+          const sample = cacheSample();
+          if (sample !== undefined) lastHits = advanceCounter(this, lastHits, sample.hits);
+        },
+      }),
+      () => cacheFailed,
+    );
+    leaveOutWhen(
+      new Counter({
+        name: "geoproxy_analysis_cache_misses_total",
+        help: "Statements analysed afresh because their shape was not cached.",
+        registers,
+        collect() {
+          const sample = cacheSample();
+          if (sample !== undefined) lastMisses = advanceCounter(this, lastMisses, sample.misses);
+        },
+      }),
+      () => cacheFailed,
+    );
+    leaveOutWhen(
+      new Gauge({
+        name: "geoproxy_analysis_cache_entries",
+        help: "Statement shapes held in the analysis cache.",
+        registers,
+        collect() {
+          this.reset();
+          const sample = cacheSample();
+          if (sample !== undefined) this.set(sample.entries);
+        },
+      }),
+      () => cacheFailed,
+    );
 
     const pools = (): readonly PoolStatus[] => {
       const read = metrics.#collectors.pools;
@@ -416,6 +453,22 @@ export class ProxyMetrics {
       },
     });
 
+    new Counter({
+      name: "geoproxy_region_bytes_total",
+      help: "Bytes between the proxy and each region's servers: in = received from them, out = sent to them.",
+      labelNames: ["region", "direction"] as const,
+      registers,
+      collect() {
+        this.reset();
+        const read = metrics.#collectors.regionBytes;
+        const rows = (read === undefined ? undefined : metrics.#read("regionBytes", read)) ?? [];
+        for (const row of rows) {
+          this.inc({ region: row.region, direction: "in" }, row.in);
+          this.inc({ region: row.region, direction: "out" }, row.out);
+        }
+      },
+    });
+
     new Gauge({
       name: "geoproxy_alert",
       help: "1 for each alert true now; the series disappears when it stops being true.",
@@ -457,12 +510,20 @@ function bumpOpen(counts: Map<string, number>, value: string): void {
   counts.set(label, (counts.get(label) ?? 0) + 1);
 }
 
+/**
+ * Serves no sample of `metric` in a scrape where `failed()` is true once its collector ran; a
+ * series without labels would otherwise be printed at its reset value of 0.
+ */
+function leaveOutWhen(metric: Counter<string> | Gauge<string>, failed: () => boolean): void {
+  const get = metric.get.bind(metric);
+  metric.get = async () => {
+    const family = await get();
+    return failed() ? { ...family, values: [] } : family;
+  };
+}
+
 /** Moves a counter fed from a cumulative source to `current`; a source that went back restarts it. */
-function advanceCounter(counter: Counter<string>, last: number, current: number | undefined): number {
-  if (current === undefined) {
-    counter.reset();
-    return 0;
-  }
+function advanceCounter(counter: Counter<string>, last: number, current: number): number {
   if (current < last) {
     counter.reset();
     counter.inc(current);

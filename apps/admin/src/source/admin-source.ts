@@ -116,6 +116,10 @@ export interface PlacementRegion {
   readonly rowsIn: number;
   /** Rows moved out of this region since the proxy started. */
   readonly rowsOut: number;
+  /** Bytes the proxy received from this region's servers since it started (all its connections). */
+  readonly bytesIn: number;
+  /** Bytes the proxy sent to this region's servers since it started. */
+  readonly bytesOut: number;
 }
 
 /** A move of keys running now (their statements wait until it ends). */

@@ -9,6 +9,7 @@ import {
   UnreachableGuard,
 } from "@geo/pool";
 import type { Logger } from "../log.js";
+import { BackendTraffic } from "../observability/backend-traffic.js";
 import type { CancelRegistry } from "../server/cancel-registry.js";
 import { backendUpgrades } from "../tls/backend-upgrades.js";
 import { type ClientTls, loadClientTls } from "../tls/client-tls.js";
@@ -33,6 +34,8 @@ export interface SecurityOptions {
 export interface Security {
   /** Opens backend connections with TLS and the right credentials for their role. */
   readonly connect: ConnectFunction;
+  /** The bytes exchanged on the connections `connect` opened, by backend (the dashboard's map). */
+  readonly traffic: BackendTraffic;
   readonly clientTls: ClientTls | null;
   readonly throttle: FailureThrottle;
   readonly store: VerifierStore | null;
@@ -116,10 +119,13 @@ export function prepareSecurity(config: GeoConfig, options: SecurityOptions = {}
       } else log?.info(fields, "backend answers again");
     },
   });
-  const base: ConnectFunction =
-    options.connect ?? ((connectOptions) => BackendConnection.connect(connectOptions));
+  const traffic = new BackendTraffic();
+  const base: ConnectFunction = traffic.meter(
+    options.connect ?? ((connectOptions) => BackendConnection.connect(connectOptions)),
+  );
   const security: Security = {
     connect: backendConnectFor(config, passthrough, upgrades, guard.wrap(base)),
+    traffic,
     clientTls,
     throttle,
     guard,

@@ -1,4 +1,4 @@
-import { explain, loadRouting, schemaInfoFor } from "@geo/core";
+import { explain, schemaInfoFor } from "@geo/core";
 import { Analyzer } from "@geo/sql";
 import { proxyConsoleReader } from "../console/console-reader.js";
 import {
@@ -9,6 +9,7 @@ import {
   stringsOption,
   UsageError,
 } from "./command-line.js";
+import { loadRoutingFor } from "./load-routing-for.js";
 
 export interface ExplainCommandOptions {
   /** The configuration, or a file with only its `[[topology.regions]]` and `[[tables]]`. */
@@ -21,7 +22,7 @@ export interface ExplainCommandOptions {
 
 /** `geoproxy explain`: where a statement would run and how its answer would be combined. */
 export async function explainCommand(options: ExplainCommandOptions): Promise<string> {
-  const { config, topology, directory } = loadRouting(options.config, options.directory);
+  const { config, topology, directory } = loadRoutingFor(options.config, options.directory);
   // The proxy's console reader, so a console command explains as the proxy would take it.
   const analyzer = await Analyzer.create({
     ...schemaInfoFor(topology),

@@ -1,4 +1,3 @@
-import { loadRouting } from "@geo/core";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../log.js";
 import { type RunningProxy, startProxy } from "../server/proxy.js";
 import {
@@ -8,6 +7,7 @@ import {
   stringOption,
   UsageError,
 } from "./command-line.js";
+import { loadRoutingFor } from "./load-routing-for.js";
 
 export interface ServeOptions {
   readonly config: string;
@@ -23,7 +23,7 @@ export interface ServeOptions {
  * are thrown (ConfigError, StartupError) for the command line to print.
  */
 export async function serve(options: ServeOptions): Promise<RunningProxy> {
-  const { config, directory } = loadRouting(options.config, options.directory);
+  const { config, directory } = loadRoutingFor(options.config, options.directory);
   const logger = createLogger(options.logLevel ?? "info");
   const proxy = await startProxy({
     config,

@@ -24,11 +24,13 @@ import type { Route } from "../routing/router.js";
 import { startAdminPort } from "./admin-port.js";
 import { AlertBook, type Fact } from "./alert-book.js";
 import { probedRegions, probeFacts, probeMonitor } from "./backend-probes.js";
+import type { BackendTraffic } from "./backend-traffic.js";
 import { EndpointHealth, endpointName } from "./endpoint-health.js";
 import { InDoubtLedger } from "./in-doubt-ledger.js";
 import { lookUpKey } from "./key-lookup.js";
 import type { ObservableSession } from "./observable-session.js";
 import { ObservedClient } from "./observed-client.js";
+import type { RegionPoolStats } from "./region-pool-stats.js";
 import { RouteBook } from "./route-book.js";
 
 export interface ObservabilityOptions {
@@ -59,6 +61,10 @@ export interface ObservabilityOptions {
    * decisions and refused shapes are recorded; without it, only counted.
    */
   readonly analysisOf?: (route: Route) => Analysis | undefined;
+  /** The replicas' pools, when the topology lists replicas: in /metrics, /snapshot and alerts too. */
+  readonly replicaPools?: () => readonly RegionPoolStats[];
+  /** Bytes on the backend connections, by `host:port`: each region's traffic in the placement map. */
+  readonly traffic?: BackendTraffic;
 }
 
 /** Directory keys are counted per region at most this often (a large directory is a long walk). */
@@ -123,6 +129,7 @@ export class Observability implements AdminSource {
       regions: () => this.regions(),
       alerts: () => this.alerts(),
       cache: () => this.cache(),
+      regionBytes: () => [...this.#bytesByRegion()].map(([region, bytes]) => ({ region, ...bytes })),
     });
     this.console = {
       regions: () => this.regions(),
@@ -262,6 +269,7 @@ export class Observability implements AdminSource {
     const { topology } = this.#options;
     const progress = this.#moves?.();
     const keys = this.#countKeys(progress?.done ?? 0);
+    const bytes = this.#bytesByRegion();
     return {
       regions: topology.regionIds.map((id) => ({
         id,
@@ -269,6 +277,8 @@ export class Observability implements AdminSource {
         keys: keys.get(id) ?? 0,
         rowsIn: progress?.rowsIn.get(id) ?? 0,
         rowsOut: progress?.rowsOut.get(id) ?? 0,
+        bytesIn: bytes.get(id)?.in ?? 0,
+        bytesOut: bytes.get(id)?.out ?? 0,
       })),
       moves: (progress?.running ?? []).map((move) => ({
         keys: move.keys,
@@ -277,6 +287,25 @@ export class Observability implements AdminSource {
       })),
       movesDone: progress?.done ?? 0,
     };
+  }
+
+  /** Bytes received from and sent to each region's servers (primary and replicas) since start. */
+  #bytesByRegion(): Map<string, { in: number; out: number }> {
+    const regionOf = new Map<string, string>();
+    for (const region of this.#options.topology.regions) {
+      for (const endpoint of [region.primary, ...region.replicas])
+        regionOf.set(`${endpoint.host}:${endpoint.port}`, region.id);
+    }
+    const out = new Map<string, { in: number; out: number }>();
+    for (const [address, bytes] of this.#options.traffic?.totals() ?? []) {
+      const region = regionOf.get(address);
+      if (region === undefined) continue;
+      const sum = out.get(region) ?? { in: 0, out: 0 };
+      sum.in += bytes.in;
+      sum.out += bytes.out;
+      out.set(region, sum);
+    }
+    return out;
   }
 
   /** Counted again when keys were added or moved, and at most every few seconds otherwise. */
@@ -349,7 +378,7 @@ export class Observability implements AdminSource {
       string,
       { region: string; idle: number; busy: number; waiting: number; max: number }
     >();
-    for (const stats of this.#options.pools.stats()) {
+    for (const stats of this.#allPools()) {
       const endpoint = endpointName(stats.key);
       const row = byEndpoint.get(endpoint) ?? { region: stats.region, idle: 0, busy: 0, waiting: 0, max: 0 };
       row.idle += stats.idle;
@@ -377,7 +406,7 @@ export class Observability implements AdminSource {
         });
       }
     }
-    for (const stats of pools) {
+    for (const stats of [...pools, ...(this.#options.replicaPools?.() ?? [])]) {
       if (stats.waiting > 0 && stats.total >= stats.max) {
         facts.push({
           name: "pool_saturated",
@@ -426,6 +455,11 @@ export class Observability implements AdminSource {
       this.#ownsMonitor = false;
       await this.#monitor?.stop();
     }
+  }
+
+  /** The primaries' pools, then the replicas'. */
+  #allPools(): RegionPoolStats[] {
+    return [...this.#options.pools.stats(), ...(this.#options.replicaPools?.() ?? [])];
   }
 
   /** The pools' connection counters; a primary they find unreachable is down for the monitor at once. */

@@ -156,7 +156,9 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     pools,
     log,
     plan: (analysis, params) => router.plan(analysis, params),
-    ...(replicas === undefined ? {} : { health: replicas.health }),
+    ...(replicas === undefined
+      ? {}
+      : { health: replicas.health, replicaPools: () => replicas.pools.stats() }),
     downAtStart: down.map((probe) => ({ region: probe.region, reason: probe.error ?? "unreachable" })),
     facts: () => [
       ...collations.facts(),
@@ -165,6 +167,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       ...(txnRef?.claimFacts() ?? []),
     ],
     analysisOf: (route) => router.analysisOf(route),
+    traffic: security.traffic,
   }).catch(async (error: unknown) => {
     await replicas?.close(0);
     await pools.close(0);
