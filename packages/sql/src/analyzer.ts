@@ -57,6 +57,17 @@ const UNCACHEABLE = "uncacheable" as const;
 
 type CacheValue = ShapeEntry | typeof UNCACHEABLE;
 
+/**
+ * An exact text's analysis, and (for a text the lexer finds to be one statement) what
+ * `analyzeBatch` returns for it, built once so a hit allocates nothing.
+ */
+interface TextEntry {
+  readonly analysis: Analysis;
+  readonly batch: readonly Analysis[] | undefined;
+}
+
+const NO_ANALYSES: readonly Analysis[] = Object.freeze([]);
+
 const UNPARSED_CORE: AnalysisCore = {
   kind: "utility",
   command: "",
@@ -112,7 +123,7 @@ export class Analyzer {
   readonly #console: ConsoleReader | undefined;
   readonly #cache: ShapeCache<CacheValue>;
   /** Exact texts seen recently: a statement sent again verbatim skips even the lexer. */
-  readonly #texts: ShapeCache<Analysis>;
+  readonly #texts: ShapeCache<TextEntry>;
   #uncacheable = 0;
   #textHits = 0;
   readonly #doorkeeper = new Uint32Array(DOORKEEPER_MASK + 1);
@@ -144,26 +155,35 @@ export class Analyzer {
     const seen = this.#texts.peek(text);
     if (seen !== undefined) {
       this.#textHits++;
-      return seen;
-    }
-    const analysis = this.#analyzeText(text);
-    if (text.length > MAX_CACHED_TEXT) return analysis;
-    // Admit a text on its second sighting only: a stream of ever-new literals would otherwise
-    // churn this map for nothing. The doorkeeper remembers one hash per slot.
-    const h = textHash(text);
-    const slot = h & DOORKEEPER_MASK;
-    if (this.#doorkeeper[slot] === h) this.#texts.set(text, analysis);
-    else this.#doorkeeper[slot] = h;
-    return analysis;
-  }
-
-  #analyzeText(text: string): Analysis {
-    const consoleCommand = this.#console?.read(text);
-    if (consoleCommand !== undefined) {
-      if (lex(text).multiple) throw multipleCommands();
-      return this.#consoleAnalysis(text, consoleCommand);
+      return seen.analysis;
     }
     const lexed = lex(text);
+    return this.#remember(text, lexed, this.#analyzeText(text, lexed)).analysis;
+  }
+
+  /**
+   * Admits a text on its second sighting only: a stream of ever-new literals would otherwise churn
+   * the exact-text map for nothing. The doorkeeper remembers one hash per slot.
+   */
+  #remember(text: string, lexed: Lexed, analysis: Analysis): TextEntry {
+    const entry: TextEntry = {
+      analysis,
+      batch: lexed.multiple ? undefined : analysis.kind === "empty" ? NO_ANALYSES : [analysis],
+    };
+    if (text.length > MAX_CACHED_TEXT) return entry;
+    const h = textHash(text);
+    const slot = h & DOORKEEPER_MASK;
+    if (this.#doorkeeper[slot] === h) this.#texts.set(text, entry);
+    else this.#doorkeeper[slot] = h;
+    return entry;
+  }
+
+  #analyzeText(text: string, lexed: Lexed): Analysis {
+    const consoleCommand = this.#console?.read(text);
+    if (consoleCommand !== undefined) {
+      if (lexed.multiple) throw multipleCommands();
+      return this.#consoleAnalysis(text, consoleCommand);
+    }
     const hints = readHints(lexed.leadingComment);
     if (lexed.multiple) {
       const statements = this.#parseOrUnparsed(text, hints);
@@ -174,13 +194,22 @@ export class Analyzer {
     return this.#cached(text, lexed, hints);
   }
 
-  /** Every statement of a simple-query string, in order (an empty string gives no statements). */
+  /**
+   * Every statement of a simple-query string, in order (an empty string gives no statements). The
+   * exact-text map is consulted before anything else, so a repeated statement is not even lexed;
+   * a miss lexes once. Session settings do not enter the key because they do not enter the
+   * analysis: the lexer and PostgreSQL's parser read every string as standard_conforming_strings
+   * = on, whatever the session's setting.
+   */
   analyzeBatch(text: string): readonly Analysis[] {
-    const lexed = lex(text);
-    if (!lexed.multiple) {
-      const single = this.analyze(text);
-      return single.kind === "empty" ? [] : [single];
+    const seen = this.#texts.peek(text);
+    if (seen?.batch !== undefined) {
+      this.#textHits++;
+      return seen.batch;
     }
+    const lexed = lex(text);
+    if (!lexed.multiple)
+      return this.#remember(text, lexed, this.#analyzeText(text, lexed)).batch ?? NO_ANALYSES;
     const hints = readHints(lexed.leadingComment);
     if (this.#console?.mayHold(text) === true) {
       const withConsole = this.#batchWithConsole(text, hints);
