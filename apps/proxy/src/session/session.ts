@@ -356,9 +356,14 @@ export class Session implements ClientHandler, SessionPort {
         },
         done: (unit) => {
           if (unit.failed) applied.clear();
-          resolve(unit.failed ? (failure ?? internalError("a setting could not be replayed")) : null);
+          resolve(
+            unit.failed
+              ? (failure ?? leg.connection.brokenError ?? internalError("a setting could not be replayed"))
+              : null,
+          );
         },
-        skipped: () => resolve(internalError("a setting could not be replayed")),
+        skipped: () =>
+          resolve(leg.connection.brokenError ?? internalError("a setting could not be replayed")),
       });
       leg.write(encodeQuery({ sql: replay }));
       // Flushed by the Query's own ReadyForQuery; the statement waits for it.
