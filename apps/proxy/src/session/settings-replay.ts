@@ -30,9 +30,14 @@ export function replaySettings(session: SessionPort, leg: Leg): Promise<PgError 
       },
       done: (unit) => {
         if (unit.failed) applied.clear();
-        resolve(unit.failed ? (failure ?? internalError("a setting could not be replayed")) : null);
+        resolve(
+          unit.failed
+            ? (failure ?? leg.connection.brokenError ?? internalError("a setting could not be replayed"))
+            : null,
+        );
       },
-      skipped: () => resolve(internalError("a setting could not be replayed")),
+      // A connection the unreachable guard broke reports why (08006 naming the region).
+      skipped: () => resolve(leg.connection.brokenError ?? internalError("a setting could not be replayed")),
     });
     leg.write(encodeQuery({ sql: replay }));
     // Flushed by the Query's own ReadyForQuery; the statement waits for it.
