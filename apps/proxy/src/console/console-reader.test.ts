@@ -21,6 +21,7 @@ describe("reading console commands", () => {
     expect(CONSOLE_REGISTRY.map((entry) => entry.name)).toEqual([
       "show-regions",
       "show-placement",
+      "show-schema",
       "show-pools",
       "show-health",
       "show-alerts",

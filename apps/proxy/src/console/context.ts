@@ -11,7 +11,7 @@ import type { PgError } from "@geo/proto";
 import type { Analysis, Analyzer } from "@geo/sql";
 import type { RegionPoolStats } from "../observability/region-pool-stats.js";
 import type { ReplicaService } from "../replicas/replica-service.js";
-import type { SchemaDriftReport } from "../server/schema-drift.js";
+import type { SchemaDriftReport } from "../server/schema-drift-report.js";
 
 // The primary pool set and the package index still import it from here.
 export type { RegionPoolStats } from "../observability/region-pool-stats.js";

@@ -24,6 +24,7 @@ describe("runConsoleCommand", () => {
     expect(CONSOLE_SYNTAX).toEqual([
       "SHOW REGIONS",
       "SHOW PLACEMENT",
+      "SHOW SCHEMA",
       "SHOW POOLS",
       "SHOW HEALTH",
       "SHOW ALERTS",

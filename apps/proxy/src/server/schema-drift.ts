@@ -2,26 +2,12 @@ import type { Topology } from "@geo/core";
 import type { RegionPools } from "../executor/region-pools.js";
 import type { Logger } from "../log.js";
 import type { Fact } from "../observability/alert-book.js";
+import type { SchemaDriftReport, SchemaDriftRow } from "./schema-drift-report.js";
+
+export type { SchemaDriftReport, SchemaDriftRow } from "./schema-drift-report.js";
 
 /** How often the regions' schemas are compared again after the check at start. */
 export const SCHEMA_CHECK_INTERVAL_MS = 60_000;
-
-/** One configured table in one region, compared with the same table in the reference region. */
-export interface SchemaDriftRow {
-  readonly table: string;
-  readonly region: string;
-  /** `same`, `differs`, `missing` (no such table there), or `unknown` (the region did not answer). */
-  readonly status: "same" | "differs" | "missing" | "unknown";
-  /** What differs, or why it is unknown; empty when the same. */
-  readonly detail: string;
-}
-
-export interface SchemaDriftReport {
-  /** The region every other is compared with: home, or the first that answered. */
-  readonly reference: string | undefined;
-  readonly rows: readonly SchemaDriftRow[];
-  readonly checkedAt: Date | undefined;
-}
 
 /** A table's shape in one region: its live columns in order, and its indexes without their names. */
 interface TableShape {
