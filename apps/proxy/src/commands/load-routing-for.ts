@@ -8,7 +8,9 @@ export function loadRoutingFor(configPath: string, directoryPath?: string): Retu
   try {
     return loadRouting(configPath, directoryPath);
   } catch (error) {
-    if (!(error instanceof ConfigError) || error.code !== "unreadable") throw error;
+    // A field's error (the configuration's [directory] file) already names its field.
+    if (!(error instanceof ConfigError) || error.code !== "unreadable" || error.path !== undefined)
+      throw error;
     const option =
       directoryPath !== undefined && error.file === directoryPath
         ? "--directory"
