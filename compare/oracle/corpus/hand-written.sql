@@ -1558,3 +1558,12 @@ INSERT INTO orders (tenant_id, id, user_id, currency, total) VALUES ('emma', 1, 
 INSERT INTO orders (tenant_id, id, user_id, currency, total) VALUES ('ivan', 5000, 1, 'EUR', 1), ('emma', 1, 1, 'EUR', 1)
 
 SELECT count(*) FROM orders WHERE id = 5000
+
+-- A CTE named like a table: its body reads the table, the outer query the CTE.
+WITH orders AS (SELECT * FROM orders WHERE tenant_id = 'emma') SELECT count(*) FROM orders
+
+WITH orders AS (SELECT tenant_id, total FROM orders) SELECT tenant_id, sum(total) FROM orders GROUP BY 1 ORDER BY 1
+
+WITH users AS (SELECT tenant_id FROM orders), orders AS (SELECT * FROM users) SELECT count(*) FROM orders
+
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3) SELECT count(*) FROM n, orders

@@ -329,11 +329,16 @@ export class StatementWalker {
     const ctes = (withClause.ctes ?? [])
       .map((c) => nodeAs(c, "CommonTableExpr"))
       .filter((c) => c !== undefined);
-    for (const cte of ctes) if (cte.ctename !== undefined) block.scope.ctes.add(cte.ctename);
+    // Under WITH RECURSIVE every name of the list is in scope in every body; otherwise a body
+    // sees only the CTEs before it, so `WITH orders AS (SELECT * FROM orders)` reads the table.
+    const recursive = withClause.recursive === true;
+    if (recursive) for (const cte of ctes) if (cte.ctename !== undefined) block.scope.ctes.add(cte.ctename);
     for (const cte of ctes) {
-      if (cte.ctequery === undefined) continue;
-      const child = this.walkStatement(cte.ctequery, block.id, "cte", block.scope);
-      if (child !== undefined && this.blocks[child]?.writes === true) this.#writingCte = true;
+      if (cte.ctequery !== undefined) {
+        const child = this.walkStatement(cte.ctequery, block.id, "cte", block.scope);
+        if (child !== undefined && this.blocks[child]?.writes === true) this.#writingCte = true;
+      }
+      if (!recursive && cte.ctename !== undefined) block.scope.ctes.add(cte.ctename);
     }
   }
 
@@ -591,6 +596,8 @@ export class StatementWalker {
     if (schema !== undefined) {
       const qualified = map.get(`${schema}.${name}`);
       if (qualified !== undefined) return qualified;
+      // A bare configured name is the public table's, as the planner reads it.
+      if (schema !== "public") return undefined;
     }
     return map.get(name);
   }

@@ -28,6 +28,15 @@ export const tablesAndBlocks: Case[] = [
     expect: { tables: [], roles: ["top", "cte"] },
   },
   {
+    // A body does not see its own name (nor later ones) unless the WITH is RECURSIVE.
+    sql: "WITH orders AS (SELECT * FROM orders WHERE tenant_id = 'a') SELECT count(*) FROM orders",
+    expect: { tables: ["orders@1"], roles: ["top", "cte"], keys: ["'a'"] },
+  },
+  {
+    sql: "WITH users AS (SELECT * FROM orders), orders AS (SELECT * FROM users) SELECT * FROM orders",
+    expect: { tables: ["orders@1"], roles: ["top", "cte", "cte"] },
+  },
+  {
     sql: "WITH users AS (SELECT 1) SELECT * FROM public.users",
     expect: { tables: ["public.users@0"] },
   },
