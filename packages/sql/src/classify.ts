@@ -97,6 +97,11 @@ export function classify(node: Node | undefined, schema: SchemaInfo): AnalysisCo
   return assemble(shapeOf(node, schema), node);
 }
 
+/** The walk of one parsed statement's tables and blocks (undefined: a statement that names none). */
+export function walkOf(node: Node, schema: SchemaInfo): WalkResult | undefined {
+  return shapeOf(node, schema).walk;
+}
+
 function dataStatement(node: Node, schema: SchemaInfo, kind: StatementKind, command: string): Shape {
   const walk = new StatementWalker(schema).walkTop(node);
   return { kind, command, walk, ...primaryOfData(kind, walk) };

@@ -74,6 +74,7 @@ export { BINARY_SCALAR_NAMES } from "./home-relation.js";
 export { type IdColumn, idColumns } from "./id-columns.js";
 export { insertColumnCount, insertWithColumns } from "./insert-columns.js";
 export { preparedStatementText } from "./prepared-text.js";
+export { qualifyTables, unqualifiedTables } from "./qualified-tables.js";
 export {
   bindSqlExecute,
   type ParameterType,

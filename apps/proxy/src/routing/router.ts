@@ -18,6 +18,7 @@ import {
   refuseCopyFrom,
   refuseUnqualifiedTable,
 } from "../errors/catalog.js";
+import { PLACED_BY_ROWS, shadowsPublic, unqualifiedNames } from "./search-path.js";
 
 /** Where one statement goes, as the session acts on it. */
 export type Route =
@@ -196,23 +197,34 @@ export class Router {
 
   /**
    * Unqualified table names are planned as the configuration's `table` (public) entries. Under a
-   * search_path that finds the name first in another configured schema (`app.orders` under
-   * `search_path = app`), or that leaves public out, PostgreSQL would read another table than the
-   * one planned: refused, with the qualified name as the fix.
+   * search_path that searches another schema ahead of public, or leaves public out, PostgreSQL
+   * may read another table than the one planned (`app.orders`, configured or not): refused, with
+   * a qualified name as the fix. A simple Query has its names resolved by the catalog before it
+   * gets here (session/qualified-names.ts), so only names no schema holds are left to refuse.
    */
   private refuseUnqualifiedElsewhere(analysis: Analysis, searchPath: readonly string[]): PgError | null {
+    // With one region every name is read there, whichever table it is.
+    if (this.topology.regions.length === 1) return null;
     const tables = this.topology.tables;
-    for (const table of analysis.tables) {
-      if (table.schema !== undefined) continue;
-      const name = table.name;
-      const inPublic = tables.has(name) || tables.has(`public.${name}`);
-      for (const schema of searchPath) {
-        if (schema === "public") break;
-        if (tables.has(`${schema}.${name}`)) return refuseUnqualifiedTable(name, `${schema}.${name}`);
+    if (!PLACED_BY_ROWS.has(analysis.kind)) {
+      // DDL and maintenance reach every region that has the table, each resolving the name
+      // itself: only a configured table of an earlier schema would be planned as another.
+      for (const name of unqualifiedNames(analysis.tables)) {
+        for (const schema of searchPath) {
+          if (schema === "public") break;
+          if (tables.has(`${schema}.${name}`)) return refuseUnqualifiedTable(name, `${schema}.${name}`);
+        }
+        const inPublic = tables.has(name) || tables.has(`public.${name}`);
+        if (inPublic && !searchPath.includes("public")) return refuseUnqualifiedTable(name, `public.${name}`);
       }
-      if (inPublic && !searchPath.includes("public")) return refuseUnqualifiedTable(name, `public.${name}`);
+      return null;
     }
-    return null;
+    if (!shadowsPublic(searchPath)) return null;
+    const first = searchPath.find((schema) => schema !== "pg_catalog" && schema !== "pg_temp");
+    const [name] = unqualifiedNames(analysis.tables);
+    if (name === undefined) return null;
+    const configured = searchPath.find((schema) => tables.has(`${schema}.${name}`));
+    return refuseUnqualifiedTable(name, `${configured ?? first ?? "public"}.${name}`);
   }
 
   private pinnedRegionOf(analysis: Analysis): string | undefined {

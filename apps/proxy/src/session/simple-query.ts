@@ -19,6 +19,7 @@ import type { Admission } from "../moves/moves.js";
 import type { Route } from "../routing/router.js";
 import { runConsole } from "./console-statement.js";
 import { withColumnList } from "./insert-columns.js";
+import { namesToResolve, withQualifiedNames } from "./qualified-names.js";
 import { runSessionStatement } from "./session-statement.js";
 import { resetToStartup } from "./settings/reset-to-startup.js";
 import { boundExecute, preparedElsewhere } from "./sql-prepared.js";
@@ -85,6 +86,13 @@ export async function runStatement(
   }
   let analysis = bound ?? given;
   if (bound !== null) queryBytes = null;
+  // Unqualified names that the session's search_path may resolve away from public: resolved.
+  const qualified = await withQualifiedNames(session, analysis, mode);
+  if (qualified === "failed") return;
+  if (qualified !== null) {
+    analysis = qualified;
+    queryBytes = null;
+  }
   // An INSERT without a column list, refused because its keys cannot be read: with the list.
   const listed = await withColumnList(session, analysis, mode);
   if (listed === "failed") return;
@@ -196,7 +204,9 @@ async function runBatchAdmitted(
   const router = session.runtime.router;
   const searchPath = session.searchPath();
   const routes = analyses.map((analysis) => router.route(analysis, undefined, searchPath));
-  const region = singleRegion(session, analyses, routes);
+  // A name that only the catalog can place keeps the statements apart (runStatement resolves it).
+  const resolving = analyses.some((analysis) => namesToResolve(session, analysis).length > 0);
+  const region = resolving ? null : singleRegion(session, analyses, routes);
   if (region !== null) {
     const readOnly = routes.every((route) => route.kind !== "region" || route.readOnly);
     session.observed.routedTogether(routes, region);
