@@ -113,6 +113,14 @@ export function refuseHeldExecuteExtended(name: string): PgError {
   });
 }
 
+/** PostgreSQL's own error for a cursor without WITH HOLD declared outside a transaction block. */
+export function cursorOutsideBlock(): PgError {
+  return new PgError({
+    code: SqlState.no_active_sql_transaction,
+    message: "DECLARE CURSOR can only be used in transaction blocks",
+  });
+}
+
 /**
  * An unqualified table name the session's search_path may resolve away from the table planned:
  * through Parse/Bind (a simple Query has its names resolved first), or a name no schema holds.

@@ -15,6 +15,7 @@ import { readYourWrites } from "../distributed/read-your-writes.js";
 import type { SessionPort } from "../engine/session-port.js";
 import type { StatementMode } from "../engine/statement-mode.js";
 import { runTransactionControl } from "../engine/transaction-control.js";
+import { cursorOutsideBlock } from "../errors/catalog.js";
 import type { Admission } from "../moves/moves.js";
 import type { Route } from "../routing/router.js";
 import { runConsole } from "./console-statement.js";
@@ -130,7 +131,11 @@ async function runAdmitted(
   queryBytes: Buffer | null,
 ): Promise<void> {
   if (session.refuseInFailedBlock(analysis, mode)) return;
-  const route = session.runtime.router.route(analysis, undefined, session.searchPath());
+  const route = cursorCheckedFirst(
+    session,
+    analysis,
+    session.runtime.router.route(analysis, undefined, session.searchPath()),
+  );
   // COPY whose rows live in several regions: the proxy splits COPY FROM STDIN's rows itself,
   // and answers COPY TO STDOUT as the SELECT it stands for is answered across regions.
   if (
@@ -157,6 +162,18 @@ async function runAdmitted(
     }
   }
   await forward(session, [analysis], route, mode, queryBytes ?? encodeQuery({ sql: analysis.text }));
+}
+
+/**
+ * PostgreSQL checks that a cursor without WITH HOLD is declared inside a block before it reads
+ * anything: outside one, its error comes first, as it would from one server, not the refusal of
+ * a cursor over several regions.
+ */
+function cursorCheckedFirst(session: SessionPort, analysis: Analysis, route: Route): Route {
+  if (route.kind !== "error" || route.refusal !== "cursor-across-regions" || session.txn !== null)
+    return route;
+  if (analysis.sessionEffects.some((effect) => effect.kind === "declare-with-hold")) return route;
+  return { kind: "error", error: cursorOutsideBlock() };
 }
 
 async function forward(
