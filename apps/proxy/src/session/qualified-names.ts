@@ -62,7 +62,8 @@ async function lookUpSchemas(
   const found = new Map<string, string>();
   let failed = false;
   const route: Route = { kind: "region", region: stateRegion(session), readOnly: true, anywhere: false };
-  await session.runRouted(analysis, route, mode, (leg) => {
+  // A catalog read: whatever the statement does, the lookup only reads.
+  await session.runRouted({ ...analysis, readOnly: true }, route, mode, (leg) => {
     session.relay.expect({
       leg,
       kind: "query",
