@@ -1567,3 +1567,115 @@ WITH orders AS (SELECT tenant_id, total FROM orders) SELECT tenant_id, sum(total
 WITH users AS (SELECT tenant_id FROM orders), orders AS (SELECT * FROM users) SELECT count(*) FROM orders
 
 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3) SELECT count(*) FROM n, orders
+
+-- Name scopes: CTEs, aliases and derived tables named like tables; key predicates in many spellings.
+
+SELECT (WITH orders AS (SELECT 1 AS x) SELECT count(*) FROM orders), count(*) FROM orders WHERE tenant_id = 'emma'
+
+WITH users AS (SELECT * FROM users WHERE tenant_id = 'emma') SELECT count(*) FROM users JOIN public.users pu ON pu.id = users.id
+
+WITH users AS (SELECT * FROM orders WHERE tenant_id = 'ivan') SELECT count(*) FROM users
+
+SELECT count(*) FROM orders users WHERE users.tenant_id = 'emma'
+
+SELECT count(*) FROM (SELECT * FROM orders) users WHERE users.tenant_id = 'emma'
+
+SELECT count(*) FROM users orders WHERE EXISTS (SELECT 1 FROM orders o WHERE o.tenant_id = orders.tenant_id) AND orders.tenant_id = 'emma'
+
+SELECT count(*) FROM users u WHERE EXISTS (SELECT 1 FROM currencies WHERE tenant_id = 'emma')
+
+SELECT count(*) FROM users u WHERE u.tenant_id = 'emma' AND EXISTS (SELECT 1 FROM orders WHERE tenant_id = 'ivan')
+
+SELECT count(*) FROM users u WHERE u.tenant_id = 'emma' AND NOT EXISTS (SELECT 1 FROM orders WHERE tenant_id = 'ivan')
+
+WITH x AS (SELECT * FROM orders) SELECT count(*) FROM (WITH x AS (SELECT * FROM users) SELECT * FROM x) s
+
+WITH x AS (SELECT * FROM orders WHERE tenant_id = 'emma') SELECT count(*) FROM x, LATERAL (WITH x AS (SELECT 1 AS n) SELECT * FROM x) y
+
+SELECT count(*) FROM orders WHERE tenant_id = 'emma' AND id IN (WITH orders AS (SELECT 2 AS id) SELECT id FROM orders)
+
+SELECT count(*) FROM (TABLE orders) t WHERE tenant_id = 'emma'
+
+SELECT count(*) FROM (TABLE orders) t
+
+WITH orders AS MATERIALIZED (SELECT * FROM orders) SELECT count(*) FROM orders WHERE tenant_id = 'ivan'
+
+SELECT tenant_id, count(*) FROM (WITH o AS (SELECT * FROM orders) SELECT * FROM o) s GROUP BY 1 ORDER BY 1
+
+SELECT count(*) FROM users JOIN orders USING (tenant_id) WHERE tenant_id = 'emma'
+
+SELECT count(*) FROM users u LEFT JOIN orders o ON o.tenant_id = u.tenant_id AND o.tenant_id = 'emma'
+
+SELECT count(*) FROM users u WHERE u.tenant_id = (SELECT tenant_id FROM orders WHERE tenant_id = 'emma' LIMIT 1)
+
+SELECT count(*) FROM orders o WHERE o.tenant_id IN (SELECT u.tenant_id FROM users u WHERE u.tenant_id = 'emma')
+
+SELECT count(*) FROM users WHERE tenant_id = 'emma' OR tenant_id = 'ivan'
+
+SELECT count(*) FROM users WHERE NOT (tenant_id <> 'emma')
+
+SELECT count(*) FROM users WHERE tenant_id IS NOT DISTINCT FROM 'emma'
+
+SELECT count(*) FROM users WHERE (tenant_id, id) = ('emma', 1)
+
+SELECT count(*) FROM users WHERE tenant_id BETWEEN 'emma' AND 'emma'
+
+SELECT count(*) FROM users WHERE tenant_id LIKE 'emma'
+
+SELECT count(*) FROM users WHERE tenant_id = ANY ('{emma,ivan}')
+
+SELECT count(*) FROM users WHERE tenant_id = ANY (ARRAY['emma', 'ivan'])
+
+SELECT count(*) FROM users WHERE tenant_id = CASE WHEN true THEN 'emma' END
+
+SELECT count(*) FROM users WHERE tenant_id = 'emma' AND tenant_id = 'ivan'
+
+SELECT count(*) FROM users WHERE 'emma' = tenant_id
+
+SELECT count(*) FROM users WHERE tenant_id = 'emma'::varchar(2)
+
+SELECT count(*) FROM users WHERE tenant_id::varchar(2) = 'em'
+
+SELECT count(*) FROM users WHERE tenant_id = 'emma' COLLATE "C"
+
+-- int
+SELECT count(*) FROM accounts WHERE acct = 4.6::int
+
+-- int
+SELECT count(*) FROM accounts WHERE acct = 4.5::int
+
+-- int
+SELECT count(*) FROM accounts WHERE acct = 5.4
+
+-- int
+SELECT count(*) FROM accounts WHERE acct = '4.6'::numeric::int
+
+-- int
+SELECT count(*) FROM accounts WHERE acct = 5::bigint
+
+-- int
+SELECT count(*) FROM accounts WHERE acct = 5e0
+
+-- int
+SELECT count(*) FROM accounts WHERE acct = 0x5
+
+-- int
+SELECT count(*) FROM accounts WHERE acct = 5::smallint::int
+
+-- int
+SELECT count(*) FROM accounts WHERE acct = 1_0 / 2
+
+-- int
+SELECT count(*) FROM accounts WHERE acct = -(-5)
+
+-- int
+SELECT count(*) FROM accounts WHERE acct = +5
+
+-- int
+SELECT count(*) FROM accounts WHERE acct IN (5.0, 4.6::int, '5')
+
+-- int
+SELECT count(*) FROM accounts WHERE acct::text = '5'
+
+-- int
+SELECT count(*) FROM accounts WHERE acct = ' 5 '
