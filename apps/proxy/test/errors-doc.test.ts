@@ -173,6 +173,8 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
   ],
   "proxy.refuseHeldExecuteExtended": [["p"]],
   "proxy.refuseUnqualifiedTable": [["users", "public.users"]],
+  "proxy.refuseDatabaseFunction": [["order_count"]],
+  "proxy.cursorOutsideBlock": [[]],
   "proxy.unknownStatement": [["s1"]],
   "proxy.unknownPortal": [["p1"]],
   "proxy.duplicateStatement": [["s1"]],

@@ -256,6 +256,12 @@ export interface StatementFlags {
   readonly assignsKey: boolean;
   /** Names of volatile functions called (random, nextval, clock_timestamp, gen_random_uuid, ...). */
   readonly volatileFunctions: readonly string[];
+  /**
+   * Functions called that PostgreSQL does not define itself (a name outside pg_catalog, or one
+   * qualified by another schema), as `name` or `schema.name`: their bodies may read any table.
+   * Aggregates the analyser was told about are not listed.
+   */
+  readonly userFunctions: readonly string[];
   /** Strongest row lock of a locking clause anywhere in the statement. */
   readonly locking: LockStrength | undefined;
   /** SELECT ... INTO new_table. */

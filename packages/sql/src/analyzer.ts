@@ -82,6 +82,7 @@ const UNPARSED_CORE: AnalysisCore = {
   flags: {
     assignsKey: false,
     volatileFunctions: [],
+    userFunctions: [],
     locking: undefined,
     selectInto: false,
     writingCte: false,

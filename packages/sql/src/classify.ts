@@ -54,6 +54,7 @@ export interface InsertCore {
 const NO_FLAGS: StatementFlags = Object.freeze({
   assignsKey: false,
   volatileFunctions: Object.freeze([]) as readonly string[],
+  userFunctions: Object.freeze([]) as readonly string[],
   locking: undefined,
   selectInto: false,
   writingCte: false,
@@ -66,7 +67,7 @@ const EMPTY_WALK: WalkResult = {
   predicates: [],
   links: [],
   insert: undefined,
-  functions: { volatile: new Set(), writing: false, advisory: false },
+  functions: { volatile: new Set(), user: new Set(), writing: false, advisory: false },
   sessionEffects: [],
   locking: undefined,
   selectInto: false,
@@ -585,6 +586,7 @@ function assemble(shape: Shape, node: Node | undefined): AnalysisCore {
       : {
           assignsKey: walk.assignsKey,
           volatileFunctions: [...walk.functions.volatile].sort(),
+          userFunctions: [...walk.functions.user].sort(),
           locking: walk.locking,
           selectInto: walk.selectInto,
           writingCte: walk.writingCte,

@@ -24,6 +24,7 @@ import {
   type UpdateStmt,
   type WithClause,
 } from "./ast.js";
+import { BUILTIN_FUNCTIONS } from "./builtin-functions.js";
 import {
   BUILTIN_AGGREGATES,
   SESSION_ADVISORY_LOCKS,
@@ -120,6 +121,8 @@ export interface InsertFacts {
 
 export interface FunctionFacts {
   volatile: Set<string>;
+  /** Functions PostgreSQL does not define itself (see `StatementFlags.userFunctions`). */
+  user: Set<string>;
   writing: boolean;
   advisory: boolean;
 }
@@ -169,7 +172,12 @@ export class StatementWalker {
   readonly occurrences: Occurrence[] = [];
   readonly predicates: Predicate[] = [];
   readonly sessionEffects: SessionEffect[] = [];
-  readonly functions: FunctionFacts = { volatile: new Set(), writing: false, advisory: false };
+  readonly functions: FunctionFacts = {
+    volatile: new Set(),
+    user: new Set(),
+    writing: false,
+    advisory: false,
+  };
   readonly #links: KeyLink[] = [];
   readonly #flows: Flow[] = [];
   readonly #schema: SchemaInfo;
@@ -820,6 +828,8 @@ export class StatementWalker {
     ) {
       block.aggregates = true;
     }
+    const user = userFunctionOf(fn.funcname, name);
+    if (user !== undefined && this.#schema.aggregates?.has(name) !== true) this.functions.user.add(user);
     if (VOLATILE_FUNCTIONS.has(name)) this.functions.volatile.add(name);
     if (WRITING_FUNCTIONS.has(name)) this.functions.writing = true;
     if (SESSION_ADVISORY_LOCKS.has(name)) {
@@ -1147,4 +1157,18 @@ function syntheticEquality(column: string, value: Node): Node {
       rexpr: value,
     },
   };
+}
+
+/**
+ * A called function's name when PostgreSQL does not define it: qualified by a schema other than
+ * pg_catalog, or unqualified and not one of the server's own names (an unqualified name that is
+ * also a built-in one is read as the built-in: pg_catalog is searched first).
+ */
+function userFunctionOf(funcname: readonly Node[] | undefined, name: string): string | undefined {
+  if ((funcname?.length ?? 0) > 1) {
+    const schema = stringValue(funcname?.[funcname.length - 2]);
+    if (schema === "pg_catalog" || schema === "information_schema") return undefined;
+    return `${schema}.${name}`;
+  }
+  return BUILTIN_FUNCTIONS.has(name) ? undefined : name;
 }

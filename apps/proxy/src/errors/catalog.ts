@@ -113,6 +113,15 @@ export function refuseHeldExecuteExtended(name: string): PgError {
   });
 }
 
+/** A function the database defines, which may read rows of regions the statement is not sent to. */
+export function refuseDatabaseFunction(name: string): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message: `function ${name} is defined in the database, and geoproxy cannot see which regions' rows it reads: each region would run it over its own rows only`,
+    hint: `If it reads no table, mark it so (ALTER FUNCTION ${name} IMMUTABLE); otherwise run its queries from the application, or name the one region to run it in with /* geo: region=<id> */.`,
+  });
+}
+
 /** PostgreSQL's own error for a cursor without WITH HOLD declared outside a transaction block. */
 export function cursorOutsideBlock(): PgError {
   return new PgError({

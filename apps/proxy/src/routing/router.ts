@@ -16,8 +16,10 @@ import {
   fromRefusal,
   internalError,
   refuseCopyFrom,
+  refuseDatabaseFunction,
   refuseUnqualifiedTable,
 } from "../errors/catalog.js";
+import { DatabaseFunctions } from "./database-functions.js";
 import { PLACED_BY_ROWS, shadowsPublic, unqualifiedNames } from "./search-path.js";
 
 /** Where one statement goes, as the session acts on it. */
@@ -45,6 +47,9 @@ export type Route =
       readonly refusal?: string;
     };
 
+/** DDL commands that may create or change a function a statement could call. */
+const CHANGES_FUNCTIONS = /FUNCTION|PROCEDURE|AGGREGATE|EXTENSION|LANGUAGE|SCHEMA|ROUTINE|OWNED|DATABASE/;
+
 /** Routes remembered with their analysis for {@link Router.analysisOf} (a power of two). */
 const RECENT_ROUTES = 64;
 
@@ -54,6 +59,10 @@ export class Router {
   readonly #recentRoutes: (Route | undefined)[] = new Array(RECENT_ROUTES);
   readonly #recentAnalyses: (Analysis | undefined)[] = new Array(RECENT_ROUTES);
   #recent = 0;
+  /** The database's functions known to read no table (server/function-watch.ts keeps it current). */
+  readonly functions = new DatabaseFunctions();
+  /** Called when a statement routed may change a function (CREATE/ALTER/DROP FUNCTION, ...). */
+  onFunctionChange: (() => void) | undefined;
 
   constructor(
     readonly analyzer: Analyzer,
@@ -121,6 +130,11 @@ export class Router {
   }
 
   private decide(analysis: Analysis, params?: readonly ParamValue[], searchPath?: readonly string[]): Route {
+    if (analysis.kind === "ddl" && CHANGES_FUNCTIONS.test(analysis.command)) this.onFunctionChange?.();
+    const opaque = this.opaqueFunction(analysis);
+    if (opaque !== undefined) {
+      return { kind: "error", error: refuseDatabaseFunction(opaque), refusal: "database-function" };
+    }
     if (searchPath !== undefined) {
       const refusal = this.refuseUnqualifiedElsewhere(analysis, searchPath);
       if (refusal !== null) return { kind: "error", error: refusal, refusal: "unqualified-name" };
@@ -152,6 +166,18 @@ export class Router {
         }
         return { kind: "multi-region", plan: decided };
     }
+  }
+
+  /**
+   * A function the database defines that may read tables, called by a statement that reads or
+   * writes rows across more than one possible region: the first one, or undefined. With one
+   * region, or a region named by a hint, the statement runs where its caller said.
+   */
+  private opaqueFunction(analysis: Analysis): string | undefined {
+    const called = analysis.flags.userFunctions;
+    if (called.length === 0 || this.topology.regions.length === 1) return undefined;
+    if (!PLACED_BY_ROWS.has(analysis.kind) || analysis.hints.region !== undefined) return undefined;
+    return this.functions.firstOpaque(called);
   }
 
   /**

@@ -29,6 +29,7 @@ import { ReplicaService } from "../replicas/replica-service.js";
 import { Router } from "../routing/router.js";
 import { Session } from "../session/session.js";
 import { CancelRegistry } from "./cancel-registry.js";
+import { FunctionWatch } from "./function-watch.js";
 import { LateRegions } from "./late-regions.js";
 import { refuseSocket } from "./refuse-socket.js";
 import { RegionCollations } from "./region-collations.js";
@@ -142,6 +143,10 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   // Serial and identity columns of geo-partitioned tables, whose ids would collide (docs/ids.md).
   const sequenceIds = new SequenceIds(topology, pools, log);
   await sequenceIds.check(reachable, config.pool.connectTimeoutMs);
+  // Which functions of the database read no table, so may be called across regions.
+  const functionWatch = new FunctionWatch(router.functions, topology, pools, log);
+  if (reachable.includes(topology.home.id)) await functionWatch.read(config.pool.connectTimeoutMs);
+  router.onFunctionChange = () => functionWatch.changed();
   // Whether every region's copies of the configured tables are alike (SHOW SCHEMA).
   const schemaDrift = new SchemaDrift(topology, pools, log);
   await schemaDrift.check(config.pool.connectTimeoutMs, reachable);
@@ -294,6 +299,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   });
   const address = server.address();
   schemaDrift.start(config.pool.connectTimeoutMs);
+  functionWatch.start(config.pool.connectTimeoutMs);
   const boundPort = typeof address === "object" && address !== null ? address.port : port;
   log.info({ host, port: boundPort, regions: topology.regionIds }, "geoproxy listening");
 
@@ -327,6 +333,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
         await late.close();
         await moves?.close();
         await schemaDrift.close();
+        await functionWatch.close();
         await txn.close();
         await observability.close();
         await replicas?.close(1000);

@@ -87,6 +87,8 @@ export async function runStatement(
   }
   let analysis = bound ?? given;
   if (bound !== null) queryBytes = null;
+  // A function created or changed through the proxy just before: read from the catalog first.
+  await session.runtime.router.functions.current(analysis.flags.userFunctions);
   // Unqualified names that the session's search_path may resolve away from public: resolved.
   const qualified = await withQualifiedNames(session, analysis, mode);
   if (qualified === "failed") return;

@@ -46,6 +46,7 @@ export async function bindMessage(session: SessionPort, state: ExtendedState, fr
     }
     moves.admitted(session, admission);
   }
+  await session.runtime.router.functions.current(analysis.flags.userFunctions);
   const router = session.runtime.router;
   let route: Route = router.route(analysis, undefined, session.searchPath());
   if (route.kind === "deferred") {

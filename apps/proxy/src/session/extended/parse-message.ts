@@ -43,6 +43,7 @@ export async function parseMessage(session: SessionPort, state: ExtendedState, f
     if (previous === undefined) state.statements.delete(message.name);
     else state.statements.set(message.name, previous);
   };
+  await session.runtime.router.functions.current(analysis.flags.userFunctions);
   const route = session.runtime.router.route(analysis, undefined, session.searchPath());
   // A named SET, RESET, DISCARD... the proxy runs itself. With a connection of its own
   // (session pooling) the client's server lists every statement it prepared in
