@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs the README's two commands the way a new user would, in a fresh clone of this checkout's
 # HEAD: the demo ("Try it"), with the psql lines the README gives, stopped by Ctrl-C (it must exit
-# 0, print no error and leave no server or folder behind); then the tests ("Run the tests").
+# 0, print no error and leave no server or folder behind); the README's explain example, which
+# must work right after the demo with nothing else built; then the tests ("Run the tests").
 # The commands are read from README.md itself, so the check follows the README.
 #
 #   bash scripts/readme-commands.sh           both commands
-#   bash scripts/readme-commands.sh demo      the demo only
+#   bash scripts/readme-commands.sh demo      the demo and the explain example only
 #   bash scripts/readme-commands.sh --print   print the commands read from README.md
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -26,15 +27,19 @@ test_command="$(readme_block "## Run the tests")"
 # The README's psql session: its connection line, then the statements it shows at "shop=#".
 psql_block="$(readme_block "## Try it" 2)"
 psql_connect="$(printf '%s\n' "$psql_block" | grep -m1 '^psql ')"
+# The explain example of "Run the proxy" (its second block; the first builds and serves).
+explain_command="$(readme_block "## Run the proxy" 2)"
 mapfile -t statements < <(printf '%s\n' "$psql_block" | sed -n 's/^shop=# \(.*;\).*$/\1/p')
 
 if [[ "${1:-}" == "--print" ]]; then
   printf 'demo: %s\ntests: %s\npsql: %s\n' "$demo_command" "$test_command" "$psql_connect"
+  printf 'explain: %s\n' "$(printf '%s' "$explain_command" | tr -s ' \\\n' ' ')"
   printf 'statement: %s\n' "${statements[@]}"
   exit 0
 fi
-if [[ -z "$demo_command" || -z "$test_command" || -z "$psql_connect" || ${#statements[@]} -eq 0 ]]; then
-  echo "readme-commands: README.md no longer has the demo, test and psql blocks this check reads" >&2
+if [[ -z "$demo_command" || -z "$test_command" || -z "$psql_connect" || ${#statements[@]} -eq 0 ||
+  "$explain_command" != *"geoproxy explain"* ]]; then
+  echo "readme-commands: README.md no longer has the demo, psql, explain and test blocks this check reads" >&2
   exit 1
 fi
 if [[ -n "$(git -C "$repo" status --porcelain)" ]]; then
@@ -122,7 +127,23 @@ run_demo() {
   echo "readme-commands: the demo answered psql and stopped cleanly (exit 0)"
 }
 
+run_explain() {
+  echo "readme-commands: $explain_command"
+  if ! (cd "$clone" && bash -c "$explain_command") >"$work/explain.out" 2>&1; then
+    echo "readme-commands: the README's explain example failed after the demo:" >&2
+    cat "$work/explain.out" >&2
+    return 1
+  fi
+  if ! grep -q "us-east" "$work/explain.out"; then
+    echo "readme-commands: the README's explain example did not name bob's region, us-east:" >&2
+    cat "$work/explain.out" >&2
+    return 1
+  fi
+  echo "readme-commands: the explain example answered right after the demo"
+}
+
 run_demo
+run_explain
 if [[ "${1:-}" == "demo" ]]; then exit 0; fi
 echo "readme-commands: $test_command"
 (cd "$clone" && bash -c "$test_command")
