@@ -15,13 +15,14 @@ const root = fileURLToPath(new URL("../../../", import.meta.url));
 const script = fileURLToPath(new URL("../../../scripts/readme-commands.sh", import.meta.url));
 
 describe("the check of the README's commands", () => {
-  it("reads the demo, the test command and the psql session from README.md", async () => {
+  it("reads the demo, the psql session, the explain example and the test command from README.md", async () => {
     const { stdout } = await run("bash", [script, "--print"], { cwd: root });
     const readme = readFileSync(`${root}README.md`, "utf8");
     expect(stdout.split("\n").filter((line) => line !== "")).toEqual([
       "demo: bash scripts/demo.sh",
       "tests: bash scripts/test.sh",
       "psql: psql -h 127.0.0.1 -p 6432 -U postgres -d shop",
+      `explain: pnpm exec geoproxy explain --config examples/geoproxy.toml "SELECT * FROM users WHERE tenant_id IN ('alice','bob') ORDER BY id LIMIT 20"`,
       "statement: SHOW REGIONS;",
       "statement: WHERE IS users alice;",
       "statement: SELECT * FROM users WHERE tenant_id = 'bob';",
