@@ -86,6 +86,9 @@ describe("the dashboard served by the proxy, in a real browser", () => {
     );
 
     await client.query("SELECT country, count(*) FROM users GROUP BY country ORDER BY country");
+    // One read for each way an answer over several regions is finished.
+    await client.query("SELECT id FROM orders ORDER BY id LIMIT 3");
+    await client.query("SELECT o.id FROM orders o JOIN users u ON u.id = o.user_id");
     const refused = await client
       // Correlated with the written row, so it cannot be read first (write-prereads.e2e).
       .query(
@@ -112,6 +115,15 @@ describe("the dashboard served by the proxy, in a real browser", () => {
     expect(
       Number((await page.locator('[data-live="plan-scatter"]').textContent())?.replaceAll(",", "")),
     ).toBeGreaterThan(0);
+    // The traffic panel's read finishes move, each from the proxy's own count.
+    for (const finish of ["merged_in_proxy", "finished_in_home", "gathered"]) {
+      await page.waitForFunction(
+        (name) =>
+          Number(document.querySelector(`[data-live="read-${name}"]`)?.textContent?.replaceAll(",", "")) > 0,
+        finish,
+        { timeout: 15_000 },
+      );
+    }
     const refusedRow = page.locator("#refused tr", {
       hasText:
         "UPDATE users u SET age = (SELECT max(age) FROM users v WHERE v.name = u.name) WHERE tenant_id = $1",

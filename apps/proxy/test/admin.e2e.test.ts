@@ -6,6 +6,27 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseScrape, type Scrape } from "./admin-prometheus.js";
 import { type RealRegions, startRealRegions } from "./support/real-regions.js";
 
+/** docs/admin.md, whose /snapshot example must have the fields a real snapshot has. */
+const ADMIN_DOC = fileURLToPath(new URL("../../../docs/admin.md", import.meta.url));
+
+/**
+ * The field names of a JSON value, as paths: an object's keys, recursively; an array's first
+ * element (an empty array says nothing about its elements). Maps keyed by data (regions, plan
+ * kinds, SQLSTATEs) are compared by their values' shape, not their keys.
+ */
+function fieldPaths(value: unknown, path: string, out: Set<string>, dataKeyed: ReadonlySet<string>): void {
+  if (Array.isArray(value)) {
+    if (value.length > 0) fieldPaths(value[0], `${path}[]`, out, dataKeyed);
+    return;
+  }
+  if (value === null || typeof value !== "object") return;
+  for (const [key, inner] of Object.entries(value)) {
+    const at = dataKeyed.has(path) ? `${path}.*` : `${path}.${key}`;
+    out.add(at);
+    fieldPaths(inner, at, out, dataKeyed);
+  }
+}
+
 /** The dashboard operators import into Grafana: a metric renamed in the proxy must fail here. */
 const GRAFANA = fileURLToPath(new URL("../../../docs/grafana-dashboard.json", import.meta.url));
 
@@ -196,6 +217,37 @@ describe("the admin port served by the proxy, in front of three PostgreSQL serve
     });
     expect(snapshot.cache.misses).toBeGreaterThanOrEqual(1);
     expect(snapshot.alerts).toEqual([]);
+  });
+
+  it("has every field docs/admin.md's /snapshot example shows, and the example every field it has", async () => {
+    // Something in each list the example fills, so both sides show their elements' fields.
+    await client.query("SELECT country, count(*) FROM users GROUP BY country");
+    await client
+      .query("UPDATE users SET tenant_id = 'x' WHERE tenant_id = 'alice'")
+      .catch((error: unknown) => error);
+    const real = (await (await get("/snapshot")).json()) as unknown;
+    const doc = readFileSync(ADMIN_DOC, "utf8");
+    const example = /### `\/snapshot`\s+```json\n([\s\S]*?)\n```/.exec(doc)?.[1];
+    expect(example, "the /snapshot example of docs/admin.md").toBeDefined();
+    const dataKeyed = new Set([".traffic.byRegion", ".traffic.errors"]);
+    const documented = new Set<string>();
+    const served = new Set<string>();
+    fieldPaths(JSON.parse(example!), "", documented, dataKeyed);
+    fieldPaths(real, "", served, dataKeyed);
+    // A list empty in this run (no move under way) cannot show its elements' fields.
+    const shown = (paths: Set<string>, other: Set<string>) =>
+      [...paths].filter((path) => {
+        const list = path.slice(0, path.indexOf("[]") + 2);
+        return !path.includes("[]") || [...other].some((p) => p.startsWith(list));
+      });
+    expect(
+      shown(documented, served).filter((path) => !served.has(path)),
+      "documented, not served",
+    ).toEqual([]);
+    expect(
+      shown(served, documented).filter((path) => !documented.has(path)),
+      "served, not documented",
+    ).toEqual([]);
   });
 
   it("counts a transaction block by how it ended", async () => {

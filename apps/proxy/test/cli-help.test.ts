@@ -129,21 +129,27 @@ describe("geoproxy explain and its configuration", () => {
     expect(missing.stderr).toContain("explain needs --config <file>: there is no geoproxy.toml in");
   });
 
-  it("reports a missing directory file as a configuration error naming the file, the field and the fix", async () => {
+  it("reports a missing directory file as a configuration error naming the file, the field and the fix, from explain and serve", async () => {
     const folder = mkdtempSync(join(tmpdir(), "geoproxy-cli-"));
     const config = join(folder, "geoproxy.toml");
     writeFileSync(
       config,
       readFileSync(join(examples, "geoproxy.toml"), "utf8").replace('file = "keys.tsv"', 'file = "gone.tsv"'),
     );
-    const run = await geoproxy(["explain", "--config", config, "SELECT 1"]);
-    expect(run.code).toBe(78);
-    const [line, ...rest] = run.stderr.trim().split("\n");
-    expect(rest).toEqual([]);
-    expect(line).toContain(`geoproxy: configuration error: ${config}:`);
-    expect(line).toContain("directory.file");
-    expect(line).toContain(join(folder, "gone.tsv"));
-    expect(line).not.toContain("ENOENT");
+    // explain reads it, and so does serve before it reaches any region.
+    for (const args of [
+      ["explain", "--config", config, "SELECT 1"],
+      ["serve", "--config", config],
+    ]) {
+      const run = await geoproxy(args);
+      expect(run.code, args[0]).toBe(78);
+      const [line, ...rest] = run.stderr.trim().split("\n");
+      expect(rest).toEqual([]);
+      expect(line).toContain(`geoproxy: configuration error: ${config}:`);
+      expect(line).toContain("directory.file");
+      expect(line).toContain(join(folder, "gone.tsv"));
+      expect(line).not.toContain("ENOENT");
+    }
   });
 });
 

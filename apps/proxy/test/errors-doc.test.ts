@@ -191,6 +191,9 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
   "proxy.internalError": [[boom]],
   "proxy.unreadableBinaryKey": [[1, 700]],
   "proxy.passwordFailed": [["alice"]],
+  "proxy.passwordlessRefusedByHome": [
+    ["reporter", "eu", new PgError({ code: "28000", message: 'role "reporter" does not exist' })],
+  ],
   "proxy.tooManyLoggingInFrom": [["10.1.2.3", 20]],
   "proxy.tooManyLoggingIn": [[200]],
   "proxy.authProtocolViolation": [["expected SASLInitialResponse"]],

@@ -168,7 +168,7 @@ describe("backend metrics with a replica and an endpoint that takes the client's
     expect(metrics.value("geoproxy_backend_up", { endpoint: replicaEndpoint(), role: "replica" })).toBe(1);
   });
 
-  it("lists the replica's pool in /metrics and /snapshot once a read ran there", async () => {
+  it("lists the replica's pool in /metrics, /snapshot and the dashboard once a read ran there", async () => {
     const reader = await connect();
     try {
       const read = await reader.query<{ r: boolean }>(
@@ -193,6 +193,10 @@ describe("backend metrics with a replica and an endpoint that takes the client's
       region: "eu-west",
       max: POOL_MAX,
     });
+    // The dashboard's pools panel, as a browser first receives it, has the replica's row too.
+    const html = await (await fetch(`${admin.url}/`)).text();
+    const pools = /<section id="pools">([\s\S]*?)<\/section>/.exec(html)?.[1] ?? "";
+    expect(pools).toContain(`<td>eu-west</td><td>${endpoint}</td>`);
   });
 
   it("adds [pool] max to geoproxy_pool_max_connections when a new role's statement opens pools of its own", async () => {

@@ -240,8 +240,9 @@ function renderTraffic({ snapshot, history }: DashboardView): string {
     `<section id="traffic"><h2>Traffic</h2>` +
     `<table><thead><tr><th>plan</th><th class="num">statements</th><th class="num">per s</th><th>last minute</th></tr></thead>` +
     `<tbody>${rows}</tbody></table>` +
-    `<p>Multi-region reads: merged in proxy ${formatCount(reads.merged_in_proxy)}, finished in home ` +
-    `${formatCount(reads.finished_in_home)}, gathered ${formatCount(reads.gathered)}. ` +
+    `<p>Multi-region reads: merged in proxy <span data-live="read-merged_in_proxy">${formatCount(reads.merged_in_proxy)}</span>, ` +
+    `finished in home <span data-live="read-finished_in_home">${formatCount(reads.finished_in_home)}</span>, ` +
+    `gathered <span data-live="read-gathered">${formatCount(reads.gathered)}</span>. ` +
     `Left home: ${formatCount(snapshot.traffic.leftHome)}.</p>` +
     `<table><thead><tr><th>region</th><th class="num">statements</th></tr></thead><tbody>${regionRows}</tbody></table>` +
     `</section>`
@@ -299,8 +300,10 @@ function renderInDoubt(snapshot: ProxySnapshot): string {
     .join("");
   return (
     `<section id="in-doubt"><h2>Transactions</h2>` +
-    `<p>One-phase ${formatCount(outcomes.one_phase)}, two-phase committed ${formatCount(outcomes.two_phase_committed)}, ` +
-    `aborted ${formatCount(outcomes.aborted)}, in doubt ${formatCount(outcomes.in_doubt)}.</p>` +
+    `<p>One-phase <span data-live="transaction-one_phase">${formatCount(outcomes.one_phase)}</span>, ` +
+    `two-phase committed <span data-live="transaction-two_phase_committed">${formatCount(outcomes.two_phase_committed)}</span>, ` +
+    `aborted <span data-live="transaction-aborted">${formatCount(outcomes.aborted)}</span>, ` +
+    `in doubt <span data-live="transaction-in_doubt">${formatCount(outcomes.in_doubt)}</span>.</p>` +
     (rows === ""
       ? `<p class="none">No transaction in doubt.</p>`
       : `<table><thead><tr><th>transaction</th><th>decision</th><th>regions</th><th>not yet acknowledged</th>` +

@@ -16,7 +16,22 @@ export function passwordFailed(user: string): PgError {
     code: SqlState.invalid_password,
     severity: "FATAL",
     message: `password authentication failed for user "${user}"`,
-    hint: "Check the role name and the password. A role with no password stored (or only an MD5 hash under scram-sha-256) cannot log in through the proxy, which has no secret to check the client against: give the role a password, or list it under [auth] users.",
+    hint: "Check the role name and the password. A role with no password stored (or only an MD5 hash under scram-sha-256) leaves the proxy no secret to check the client against: give the role a password, or list it under [auth] users (with a password, or by name alone with passthrough, where its servers trust it).",
+  });
+}
+
+/**
+ * A role listed in `[auth] users` by name alone under passthrough logs in without a password when
+ * the home region's server lets it in without one (a trust entry for the proxy's address); this
+ * server asked for a password, or refused the role. Only roles the configuration lists this way
+ * get it, so it says nothing about others.
+ */
+export function passwordlessRefusedByHome(user: string, region: string, cause: PgError): PgError {
+  return new PgError({
+    code: SqlState.invalid_authorization_specification,
+    severity: "FATAL",
+    message: `role "${user}" logs in without a password, but region ${region}'s server did not let it in without one: ${cause.message}`,
+    hint: "Give the role a trust entry for the proxy's address in every region's pg_hba.conf, or give it a password and remove it from [auth] users.",
   });
 }
 

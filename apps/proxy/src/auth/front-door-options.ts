@@ -1,5 +1,6 @@
 import type { Socket } from "node:net";
 import type { AuthMethod } from "@geo/core";
+import type { PgError } from "@geo/proto";
 import type { Logger } from "../log.js";
 import type { CancelRegistry } from "../server/cancel-registry.js";
 import type { ClientTls } from "../tls/client-tls.js";
@@ -25,6 +26,17 @@ export interface FrontDoorOptions {
   readonly cancels: CancelRegistry;
   /** Set with `[auth] passthrough`: where a login leaves the secret it proved. */
   readonly passthrough: PassthroughSecrets | null;
+  /**
+   * With `[auth] passthrough`: the roles `[auth] users` lists by name alone, which log in without
+   * a password when `check` (a login to the home region's server as the role with no secret)
+   * gives null, or fail with the error it gives.
+   */
+  readonly withoutPassword?:
+    | {
+        readonly roles: ReadonlySet<string>;
+        check(role: string): Promise<PgError | null>;
+      }
+    | undefined;
   /** Keys mock verifiers for unknown roles (random per process). */
   readonly mockSecret: Uint8Array;
   readonly log: Logger;

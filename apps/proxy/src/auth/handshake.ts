@@ -258,6 +258,29 @@ export class Handshake {
       this.handOn();
       return;
     }
+    const withoutPassword = this.options.withoutPassword;
+    if (withoutPassword?.roles.has(check.user) === true) {
+      this.phase = "looking-up";
+      withoutPassword.check(check.user).then(
+        (refused) => {
+          if (this.phase === "done") return;
+          if (refused === null) {
+            this.options.throttle.succeeded(this.address);
+            this.handOn();
+            return;
+          }
+          this.answer({ kind: "fail", error: refused, wrongPassword: true, reason: refused.message });
+        },
+        (error: unknown) => {
+          this.options.log.error(
+            { err: error },
+            "login without a password: the home region could not be asked",
+          );
+          this.fatal(verifierLookupFailed(error));
+        },
+      );
+      return;
+    }
     this.phase = "looking-up";
     this.options.store.get(check.user).then(
       (credential) => {

@@ -8,11 +8,13 @@ import {
   type Lease,
   UnreachableGuard,
 } from "@geo/pool";
+import { PgError } from "@geo/proto";
 import type { Logger } from "../log.js";
 import { BackendTraffic } from "../observability/backend-traffic.js";
 import type { CancelRegistry } from "../server/cancel-registry.js";
 import { backendUpgrades } from "../tls/backend-upgrades.js";
 import { type ClientTls, loadClientTls } from "../tls/client-tls.js";
+import { passwordlessRefusedByHome } from "./auth-errors.js";
 import { backendConnectFor } from "./backend-credentials.js";
 import { FailureThrottle } from "./failure-throttle.js";
 import { FrontDoor } from "./front-door.js";
@@ -71,12 +73,21 @@ export function prepareSecurity(config: GeoConfig, options: SecurityOptions = {}
     );
   }
   const configured = new Map<string, StoredCredential>();
+  // Under passthrough, a role listed by name alone logs in without a password where the backends
+  // let it in without one (their trust entries), as it would connecting to them directly.
+  const withoutPassword = new Set<string>();
   if (auth.method !== "trust") {
     for (const user of auth.users) {
+      if (auth.passthrough && user.password === undefined && user.verifier === undefined) {
+        withoutPassword.add(user.name);
+        continue;
+      }
       const credential = credentialFromConfig(user, auth.method);
       if (credential === null) {
         problems.push(
-          `${config.file}: auth.users "${user.name}": verifier is neither a SCRAM-SHA-256 verifier nor an MD5 hash, and no password is given`,
+          user.verifier === undefined
+            ? `${config.file}: auth.users "${user.name}": no password or verifier is given; a role listed by name alone logs in without a password (its backends' trust entries decide) only with auth.passthrough = true`
+            : `${config.file}: auth.users "${user.name}": verifier is neither a SCRAM-SHA-256 verifier nor an MD5 hash, and no password is given`,
         );
       } else configured.set(user.name, credential);
     }
@@ -123,8 +134,9 @@ export function prepareSecurity(config: GeoConfig, options: SecurityOptions = {}
   const base: ConnectFunction = traffic.meter(
     options.connect ?? ((connectOptions) => BackendConnection.connect(connectOptions)),
   );
+  const connect = backendConnectFor(config, passthrough, upgrades, guard.wrap(base));
   const security: Security = {
-    connect: backendConnectFor(config, passthrough, upgrades, guard.wrap(base)),
+    connect,
     traffic,
     clientTls,
     throttle,
@@ -175,6 +187,10 @@ export function prepareSecurity(config: GeoConfig, options: SecurityOptions = {}
         throttle,
         cancels: deps.cancels,
         passthrough,
+        withoutPassword:
+          withoutPassword.size === 0
+            ? undefined
+            : { roles: withoutPassword, check: (role) => homeLetsIn(config, connect, role) },
         mockSecret: randomBytes(32),
         log: deps.log,
         regions: config.regions.length,
@@ -183,6 +199,39 @@ export function prepareSecurity(config: GeoConfig, options: SecurityOptions = {}
     },
   };
   return security;
+}
+
+/**
+ * Whether the home region's primary lets `role` in with no secret at all (a trust entry for the
+ * proxy's address): null when it does, else the login error to send. The connection is a login
+ * only, closed at once; the session's own connections open as the role the same way.
+ */
+async function homeLetsIn(
+  config: GeoConfig,
+  connect: ConnectFunction,
+  role: string,
+): Promise<PgError | null> {
+  const home = config.regions.find((region) => region.home) ?? config.regions[0]!;
+  const endpoint = home.primary;
+  try {
+    const connection = await connect({
+      host: endpoint.host,
+      port: endpoint.port,
+      database: endpoint.database,
+      user: role,
+      applicationName: "geoproxy",
+      connectTimeoutMs: config.pool.connectTimeoutMs,
+    });
+    await connection.close();
+    return null;
+  } catch (error) {
+    if (!(error instanceof PgError)) throw error;
+    // The server's own refusal (28xxx), or the pool's of what the server asked the role for (a
+    // password, an unknown method: those errors name the role). A server that could not be reached
+    // said nothing about the role: the login is unavailable (57P03), not refused.
+    if (!error.code.startsWith("28") && !error.message.includes(`role "${role}"`)) throw error;
+    return passwordlessRefusedByHome(role, home.id, error);
+  }
 }
 
 /** Every backend of the configuration, as the guard names them. */

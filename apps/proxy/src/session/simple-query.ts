@@ -25,6 +25,7 @@ import { runSessionStatement } from "./session-statement.js";
 import { resetToStartup } from "./settings/reset-to-startup.js";
 import { boundExecute, preparedElsewhere } from "./sql-prepared.js";
 import { stateRegion } from "./state-region.js";
+import { blockEndsOfString } from "./string-block-outcomes.js";
 import type { Transaction } from "./transaction.js";
 import { withPrereads } from "./write-prereads.js";
 
@@ -185,12 +186,14 @@ async function forward(
   mode: StatementMode,
   bytes: Buffer,
 ): Promise<void> {
+  const inspect = blockEndsOfString(session, analyses);
   const leg = await session.runRouted(analyses[0]!, route, mode, (l) => {
     session.relay.expect({
       leg: l,
       kind: "query",
       mode: "relay",
       dropReadyForQuery: !mode.final,
+      inspect,
       done: (unit, status) => {
         if (!unit.failed) session.recordEffects(l, analyses);
         session.afterReady(l, status);
