@@ -3,7 +3,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type PgCluster, startCluster } from "@geo/testkit";
 import { GidFactory } from "@geo/txn";
-import type pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { prefixFor } from "../src/distributed/txn-service.js";
 import { regionsToml } from "./support/fake-regions.js";
