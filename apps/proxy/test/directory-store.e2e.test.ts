@@ -18,7 +18,6 @@ decision_log = "table"
 
 let cluster: PgCluster;
 let proxy: RunningProxy;
-let guarded: RunningProxy | undefined;
 let direct: Record<RegionName, pg.Client>;
 let app: pg.Client;
 
@@ -26,9 +25,19 @@ function connect(port: number, user = "app"): Promise<pg.Client> {
   return connectAs(port, user);
 }
 
-/** `node`: a second proxy of the file, running beside the first, needs a name of its own. */
-async function start(extra: string, node?: string): Promise<RunningProxy> {
-  return startRegionsProxy(cluster, `${AUTH}\n${extra}`, "directory.toml", node);
+async function start(extra: string): Promise<RunningProxy> {
+  return startRegionsProxy(cluster, `${AUTH}\n${extra}`, "directory.toml");
+}
+
+/**
+ * Stops the proxy and starts it again with `extra`: one proxy at a time over a directory store
+ * (a second one beside it is refused at start, directory-claim.e2e).
+ */
+async function restart(extra: string): Promise<void> {
+  await app.end().catch(() => undefined);
+  await proxy.close({ timeoutMs: 200 });
+  proxy = await start(extra);
+  app = await connect(proxy.port);
 }
 
 /** The ROUTE answer's `field -> value` pairs. */
@@ -57,7 +66,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app?.end().catch(() => undefined);
-  await guarded?.close({ timeoutMs: 200 });
   await proxy?.close({ timeoutMs: 200 });
   await Promise.all(Object.values(direct).map((client) => client.end().catch(() => undefined)));
   await cluster?.stop();
@@ -71,8 +79,7 @@ describe("the directory store", () => {
       );
       expect(found.rows[0].present).toBe(true);
     }
-    const again = await start("[directory_store]\n", "again");
-    await again.close({ timeoutMs: 200 });
+    await restart("[directory_store]\n");
   });
 
   it("records a first write's key in the region that took it, so its reads go to that region alone", async () => {
@@ -108,16 +115,10 @@ describe("the directory store", () => {
   });
 
   it("loads the directory at start: a new proxy routes the recorded key to one region", async () => {
-    const again = await start("[directory_store]\n", "again");
-    try {
-      const client = await connect(again.port);
-      expect((await routeOf(client, "SELECT * FROM users WHERE tenant_id = 'zoe'")).plan).toMatch(
-        /^one region: eu-west/,
-      );
-      await client.end();
-    } finally {
-      await again.close({ timeoutMs: 200 });
-    }
+    await restart("[directory_store]\n");
+    expect((await routeOf(app, "SELECT * FROM users WHERE tenant_id = 'zoe'")).plan).toMatch(
+      /^one region: eu-west/,
+    );
   });
 
   it("looks for a key with no entry in every region, and then reads it from the one that holds it", async () => {
@@ -160,7 +161,7 @@ describe("hints", () => {
 
 describe("guards", () => {
   it("refuse in PostgreSQL a write for a key the region's own directory places elsewhere", async () => {
-    guarded = await start("[directory_store]\nguard = true\n", "guarded");
+    await restart("[directory_store]\nguard = true\n");
     // zoe lives in eu-west; a write that reaches us-east directly (a stale router) is refused there.
     await direct["us-east"].query(
       "INSERT INTO geoproxy_directory (key, region) VALUES ('zoe', 'eu-west') ON CONFLICT DO NOTHING",
@@ -175,10 +176,8 @@ describe("guards", () => {
     );
     expect(stray.rows).toEqual([{ n: 0 }]);
     // The right region takes it, and keys with no entry are not refused.
-    const client = await connect(guarded.port);
-    await client.query("INSERT INTO users (tenant_id, id, name) VALUES ('zoe', 2, 'second')");
+    await app.query("INSERT INTO users (tenant_id, id, name) VALUES ('zoe', 2, 'second')");
     await direct["us-east"].query("INSERT INTO users (tenant_id, id, name) VALUES ('fresh-us', 1, 'ok')");
-    await client.end();
     const triggers = await direct["ap-south"].query(
       "SELECT count(*)::int AS n FROM pg_trigger WHERE tgname = 'geoproxy_guard'",
     );

@@ -208,6 +208,9 @@ describe("a proxy keeping its directory in the regions, started while a region i
   let proxy: RunningProxy;
 
   beforeAll(async () => {
+    // A proxy with a directory store is the only one over its tables: the file's first proxy (a
+    // TSV directory) would be refused beside it, and this one beside that (directory-claim.e2e).
+    await regions.proxy.close({ timeoutMs: 200 });
     await regions.cluster.stopServer(US_EAST, "fast");
     proxy = await startProxy({
       config: configWith("\n[directory_store]\n"),

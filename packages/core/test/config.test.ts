@@ -266,6 +266,19 @@ region = "eu-central"
     });
   });
 
+  it("refuses several worker processes at their line, and reads workers = 1 as the one process it is", () => {
+    const server = `${REGIONS}\n[server]\n`;
+    const error = configError(`${server}workers = 4\n`);
+    expect(error).toMatchObject({ code: "not_available", path: "server.workers", choices: ["1"] });
+    expect(error.line).toBe(server.split("\n").length);
+    expect(error.message).toMatch(
+      /^test\.toml:\d+: server\.workers: 4 worker processes are not available yet.*\(valid: 1\)$/,
+    );
+    expect(parseConfig(`${server}workers = 1\n`).server.workers).toBe(1);
+    expect(parseConfig(REGIONS).server.workers).toBe(1);
+    expect(configError(`${server}workers = 0\n`).path).toBe("server.workers");
+  });
+
   it("reads the directory store's move batch, 25 keys unless set, and refuses a batch of 0", () => {
     expect(parseConfig(`${REGIONS}\n[directory_store]\n`).directoryStore?.batch).toBe(25);
     expect(parseConfig(`${REGIONS}\n[directory_store]\nbatch = 5\n`).directoryStore?.batch).toBe(5);

@@ -142,6 +142,32 @@ describe.each([
     }
   });
 
+  it("grants a shared advisory lock to several sessions, never beside another session's exclusive one", async () => {
+    const connect = () =>
+      RawClient.connect({ host: target.host, port: target.port, user: "postgres", database: "postgres" });
+    const shared = "SELECT pg_catalog.pg_try_advisory_lock_shared(77) AS k0";
+    const exclusive = "SELECT pg_catalog.pg_try_advisory_lock(77) AS k0";
+    const [a, b, c] = [await connect(), await connect(), await connect()];
+    try {
+      expect((await a.query(shared)).rows).toEqual([["t"]]);
+      expect((await b.query(shared)).rows).toEqual([["t"]]);
+      expect((await c.query(exclusive)).rows).toEqual([["f"]]);
+      await a.close();
+      await b.close();
+      let taken = (await c.query(exclusive)).rows;
+      // The server ends the sessions a moment after their sockets close.
+      while (taken[0]?.[0] !== "t") taken = (await c.query(exclusive)).rows;
+      const d = await connect();
+      try {
+        expect((await d.query(shared)).rows).toEqual([["f"]]);
+      } finally {
+        await d.close();
+      }
+    } finally {
+      for (const client of [a, b, c]) await client.close().catch(() => undefined);
+    }
+  });
+
   it("suspends a portal at the row limit and counts only the last Execute's rows in its tag", async () => {
     client.send(
       Buffer.concat([

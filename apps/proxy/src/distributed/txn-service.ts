@@ -15,6 +15,7 @@ import {
   Coordinator,
   type DecisionLog,
   FileDecisionLog,
+  GidFactory,
   NodeClaim,
   type ParticipantConnector,
   type QueryResult,
@@ -29,6 +30,7 @@ import type { RegionPools } from "../executor/region-pools.js";
 import type { Logger } from "../log.js";
 import type { Fact } from "../observability/alert-book.js";
 import type { InDoubtLedger } from "../observability/in-doubt-ledger.js";
+import { ownDecisions } from "./own-decisions.js";
 import { txnErrorToPg } from "./txn-errors.js";
 
 export interface TxnServiceOptions {
@@ -311,10 +313,14 @@ export class TxnService {
         break;
       }
       case "table":
-        log = await TableDecisionLog.open({
-          executor: this.autocommit(this.options.topology.home.id),
-          table: txn.logTable,
-        });
+        // Shared by every proxy over this home region: recovery sees only this node's decisions.
+        log = ownDecisions(
+          await TableDecisionLog.open({
+            executor: this.autocommit(this.options.topology.home.id),
+            table: txn.logTable,
+          }),
+          new GidFactory(this.prefix),
+        );
         break;
     }
     const coordinator = new Coordinator({

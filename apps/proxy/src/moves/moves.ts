@@ -12,6 +12,7 @@ import type { Analysis } from "@geo/sql";
 import {
   type ClaimGuard,
   Coordinator,
+  GidFactory,
   type ParticipantConnector,
   Recovery,
   TableDecisionLog,
@@ -20,6 +21,7 @@ import { parseRebalance } from "../console/rebalance.js";
 import { MOVE_COLUMNS, parseRelocate } from "../console/relocate.js";
 import { DirectoryStore, type Location } from "../directory/directory-store.js";
 import { query, RegionRunner } from "../directory/region-runner.js";
+import { ownDecisions } from "../distributed/own-decisions.js";
 import { movePrefixFor } from "../distributed/txn-service.js";
 import type { StatementMode } from "../engine/statement-mode.js";
 import type { Leg } from "../executor/leg.js";
@@ -140,9 +142,12 @@ export class Moves {
         },
       };
       // Its own prefix: the statement coordinator's recovery never claims a move's transactions.
+      const prefix = movePrefixFor(this.options.config.server.node);
+      // The table is every proxy's over this home region: recovery sees only this node's moves.
+      const own = ownDecisions(log, new GidFactory(prefix));
       const coordinator = new Coordinator({
-        prefix: movePrefixFor(this.options.config.server.node),
-        log,
+        prefix,
+        log: own,
         connector,
         // Below the grace period recovery gives it, as for the statement coordinator.
         decideDeadlineMs: this.options.config.txn.decideDeadlineMs,
@@ -151,7 +156,7 @@ export class Moves {
       });
       const recovery = new Recovery({
         coordinator,
-        log,
+        log: own,
         connector,
         regions: this.options.topology.regionIds,
         graceMs: this.options.config.txn.recoveryGraceMs,

@@ -19,6 +19,7 @@ import {
 } from "../auth/security.js";
 import { proxyConsoleReader } from "../console/console-reader.js";
 import type { ConsoleContext } from "../console/context.js";
+import { openStoreClaim, type RunningStoreClaim } from "../directory/store-claim.js";
 import { TxnService } from "../distributed/txn-service.js";
 import { shuttingDown, tooManyClients } from "../errors/catalog.js";
 import { RegionPools } from "../executor/region-pools.js";
@@ -184,16 +185,22 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
 
   const txn = new TxnService({ config, topology, pools, log, ledger: observability.inDoubt });
   txnRef = txn;
-  // Before anything is recovered or served: another live proxy with this node's transaction id
-  // prefix would recover (and roll back) what this one prepares, and the other way round.
+  // Before anything is recovered, loaded or served: another live proxy with this node's gid prefix
+  // would roll back what this one prepares; another over its geo-partitioned tables would route on
+  // a directory that can disagree with this one's (docs/directory.md, "One proxy per directory store").
   const claimed = await txn.claimNode(reachable);
-  if (claimed.length > 0) {
+  const directoryClaim =
+    claimed.length > 0
+      ? { refused: [] }
+      : await openStoreClaim({ config, topology, pools, log, regions: reachable });
+  if (claimed.length > 0 || directoryClaim.refused.length > 0) {
     await txn.close();
     await observability.close();
     await replicas?.close(0);
     await pools.close(0);
-    throw new StartupError(claimed);
+    throw new StartupError([...claimed, ...directoryClaim.refused]);
   }
+  const storeClaim = directoryClaim.claim;
   // Without the log only writes across regions are unavailable (55000); opening is retried on each.
   await txn
     .start()
@@ -206,6 +213,8 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
 
   const moves = await startMoves(config, topology, pools, log, directory, reachable, txn.claimGuard()).catch(
     async (error: unknown) => {
+      await storeClaim?.close();
+      await txn.close();
       await observability.close();
       await replicas?.close(0);
       await pools.close(0);
@@ -219,7 +228,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     pools,
     log,
     intervalMs: config.routing.healthIntervalMs ?? DEFAULTS.routing.healthIntervalMs,
-    onReachable: (region) => catchUpRegion(region, txn, moves),
+    onReachable: (region) => catchUpRegion(region, txn, storeClaim, moves),
   });
   late.start(down.map((probe) => probe.region));
 
@@ -290,6 +299,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   await new Promise<void>((resolve, reject) => {
     server.once("error", (error: NodeJS.ErrnoException) => {
       void late.close();
+      void storeClaim?.close();
       void pools.close(0);
       void observability.close();
       void replicas?.close(0);
@@ -334,6 +344,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
         await moves?.close();
         await schemaDrift.close();
         await functionWatch.close();
+        await storeClaim?.close();
         await txn.close();
         await observability.close();
         await replicas?.close(1000);
@@ -351,14 +362,15 @@ function delay(ms: number): Promise<void> {
 }
 
 /**
- * What a region down at start missed, run once it answers: the node claim there, recovery of the two-phase commits a
- * previous run left prepared there (rather than at the next interval) and, with `[directory_store]`,
- * its directory table and the moves left prepared there. Throws, to be retried, while it fails.
+ * What a region down at start missed, run once it answers: the node and directory claims there,
+ * recovery of what a previous run left prepared there and, with `[directory_store]`, its directory
+ * table. Throws, to be retried, while it fails.
  */
-async function catchUpRegion(region: string, txn: TxnService, moves: Moves | undefined): Promise<void> {
+async function catchUpRegion(region: string, txn: TxnService, claim?: RunningStoreClaim, moves?: Moves) {
   // Claimed first: nothing is recovered there, for statements or moves, without the claim.
   const claimed = await txn.claim.take(region);
   if (claimed.state !== "held") throw claimed.error;
+  await claim?.take(region);
   await moves?.regionReachable(region);
   const report = await txn.recoverNow();
   const failed = report?.failures.find((failure) => failure.region === region);

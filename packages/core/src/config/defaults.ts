@@ -12,6 +12,7 @@ export const DEFAULTS = {
     maxConnections: 1000,
     analysisCacheSize: 4096,
     maxMessageBytes: 64 * 1024 * 1024,
+    workers: 1,
   },
   region: {
     port: 5432,

@@ -112,7 +112,18 @@ function readServer(reader: FieldReader | undefined): ServerConfig {
     "max_connections",
     "analysis_cache_size",
     "max_message_bytes",
+    "workers",
   ]);
+  const workers = reader.integer("workers", d.workers, 1, 1024);
+  // Several processes on one port would each be a proxy of their own over the same regions:
+  // that needs the shared directory, which does not exist yet.
+  if (workers !== d.workers)
+    reader.fail(
+      "not_available",
+      "workers",
+      `${workers} worker processes are not available yet (each would be a proxy of its own, and a directory shared by several proxies is not available either): remove the line or set workers = 1`,
+      [String(d.workers)],
+    );
   return {
     host: reader.string("host", d.host),
     port: reader.integer("port", d.port, 0, MAX_PORT),
@@ -123,6 +134,7 @@ function readServer(reader: FieldReader | undefined): ServerConfig {
     analysisCacheSize: reader.integer("analysis_cache_size", d.analysisCacheSize, 0, 10_000_000),
     // PostgreSQL's own limit is 1 GiB - 1; a client's message is buffered whole before it is handled.
     maxMessageBytes: reader.integer("max_message_bytes", d.maxMessageBytes, 8192, 0x3fffffff),
+    workers,
   };
 }
 

@@ -82,6 +82,8 @@ export interface ServerConfig {
   readonly analysisCacheSize: number;
   /** A client message longer than this (after login) ends its connection (54000). */
   readonly maxMessageBytes: number;
+  /** Processes serving the port: one (several workers are not available yet, and are refused). */
+  readonly workers: number;
 }
 
 export interface RoutingConfig {

@@ -147,7 +147,7 @@ const INT4_OID = 23;
 const OID_OID = 26;
 const BOOL_OID = 16;
 const INT8_OID = 20;
-const ADVISORY_LOCK = /pg_try_advisory_lock\((-?\d+)\)\s+as\s+(\w+)/gi;
+const ADVISORY_LOCK = /pg_try_advisory_lock(_shared)?\((-?\d+)\)\s+as\s+(\w+)/gi;
 const SSL_REFUSED = Buffer.from("N");
 
 function toPgError(error: NonNullable<FakeReply["error"]>): PgError {
@@ -636,14 +636,23 @@ export class FakeConnection {
     const locks = this.host.advisoryLocks;
     const taken = [...normalized.matchAll(ADVISORY_LOCK)];
     if (taken.length > 0 && /^select /i.test(normalized)) {
-      const granted = taken.map(([, key]) => {
+      // A shared lock is kept as `<key>/shared/<connection id>`: granted unless another session
+      // holds the key exclusively; an exclusive one needs no other session's lock of either kind.
+      const sharedBy = (key: string) =>
+        [...locks.keys()].filter((k) => k.startsWith(`${key}/shared/`)).map((k) => locks.get(k)!);
+      const granted = taken.map(([, shared, key]) => {
         const holder = locks.get(key!);
         if (holder !== undefined && holder !== this.id) return false;
+        if (shared !== undefined) {
+          locks.set(`${key}/shared/${this.id}`, this.id);
+          return true;
+        }
+        if (sharedBy(key!).some((id) => id !== this.id)) return false;
         locks.set(key!, this.id);
         return true;
       });
       return {
-        columns: taken.map(([, , name]) => ({ name: name!.toLowerCase(), typeOid: BOOL_OID })),
+        columns: taken.map(([, , , name]) => ({ name: name!.toLowerCase(), typeOid: BOOL_OID })),
         rows: [granted],
       };
     }
