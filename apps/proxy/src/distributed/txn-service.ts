@@ -71,6 +71,11 @@ export class TxnService {
    * required by the coordinator and recovery in each region they act in.
    */
   readonly claim: NodeClaim;
+  /**
+   * When `claimNode` took the claim (wall-clock ms): every earlier process of this node had let it
+   * go in each region that answered, so none of them can still decide a transaction there.
+   */
+  private claimedAt: number | undefined;
   private claimTimer: NodeJS.Timeout | undefined;
   private readonly options: TxnServiceOptions;
   private opening: Promise<{ coordinator: Coordinator; recovery: Recovery }> | null = null;
@@ -128,6 +133,7 @@ export class TxnService {
           "cannot take the node claim in this region yet: writes across regions that involve it wait until it is taken",
         );
     }
+    this.claimedAt = Date.now();
     this.claimTimer = setInterval(() => void this.verifyClaim(), this.options.config.txn.recoveryIntervalMs);
     this.claimTimer.unref();
     return [];
@@ -293,7 +299,8 @@ export class TxnService {
     const txn = config.txn;
     const connector = this.connector();
     let log: DecisionLog;
-    // Only the file log's lock proves that no earlier run of this proxy can still decide.
+    // What proves that no earlier run of this node can still decide: the file log's lock, or, for
+    // the table log, the node claim (see abandonedSince).
     let abandonedBefore: number | undefined;
     switch (txn.decisionLog) {
       case "file": {
@@ -315,6 +322,7 @@ export class TxnService {
           executor: this.autocommit(this.options.topology.home.id),
           table: txn.logTable,
         });
+        abandonedBefore = this.abandonedSince();
         break;
     }
     const coordinator = new Coordinator({
@@ -348,6 +356,21 @@ export class TxnService {
     this.timer.unref();
     logger.info({ prefix: this.prefix, log: txn.decisionLog }, "two-phase commit ready");
     return { coordinator, recovery };
+  }
+
+  /**
+   * For a log several processes share (the table log, and the moves' log): the instant before which
+   * every gid of this node's prefixes was issued by a process that can no longer decide it, or
+   * undefined before the claim is taken. A process of this node decides only while it holds the
+   * claim in every participant's region, and this one took it everywhere it could at start, so an
+   * earlier run found prepared in a region this process holds has lost its say there. The instant
+   * between its claim session ending and it noticing (packages/txn README) is covered by the
+   * table's first-decision-wins: recovery writes its abort first, and a late commit reads it back.
+   * So what a crashed run left undecided is rolled back at the start-up pass, not after
+   * `recovery_grace_ms`.
+   */
+  abandonedSince(): number | undefined {
+    return this.claimedAt;
   }
 
   private report(report: RecoveryReport): void {
