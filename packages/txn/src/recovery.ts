@@ -169,6 +169,9 @@ export class Recovery {
       }
 
       for (const record of pendingBefore) {
+        // A shared log (the table) lists other nodes' decisions too: completing one of those would
+        // let compaction delete a commit its own coordinator may still need to read.
+        if (!coordinator.gids.owns(record.gid)) continue;
         if (sightings.has(record.gid) || coordinator.isActive(record.gid)) continue;
         if (!record.participants.every((region) => connections.has(region))) continue;
         await this.complete(record.gid, report);
