@@ -2,7 +2,7 @@ import { closeSync, openSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { DECISION_TABLE, type DecisionLogKind, KEYS, OPS_USER, REGIONS } from "./bank.js";
-import { loginFlood, malformedFlood, residentMiB, slowReaders } from "./floods.js";
+import { loginFlood, malformedFlood, openDescriptors, residentMiB, slowReaders } from "./floods.js";
 import { freezeServer } from "./freeze.js";
 import { sleep } from "./proxy-process.js";
 import type { DrillContext, Scenario } from "./run-drill.js";
@@ -319,6 +319,36 @@ async function fillLogFilesystem(ctx: DrillContext, table: boolean): Promise<voi
   ctx.progress("space freed");
 }
 
+/** The proxy's open descriptors and resident memory now. */
+function resources(ctx: DrillContext): { fds: number; rssMiB: number } {
+  return { fds: openDescriptors(ctx.proxy.pid), rssMiB: residentMiB(ctx.proxy.pid) };
+}
+
+/**
+ * After a flood: the proxy's descriptors must come back to where they were before it, within the
+ * slack the steady workloads' pools may take (a refused or closed client that kept its socket was
+ * one descriptor per connection, thousands here). Resident memory is noted, not judged: the heap
+ * shrinks when the collector decides.
+ */
+async function backToBaseline(
+  ctx: DrillContext,
+  what: string,
+  before: { fds: number; rssMiB: number },
+): Promise<void> {
+  const slack = 64;
+  const deadline = Date.now() + 10_000;
+  let after = resources(ctx);
+  while (after.fds > before.fds + slack && Date.now() < deadline) {
+    await sleep(250);
+    after = resources(ctx);
+  }
+  ctx.note(
+    `${what}: proxy descriptors ${before.fds} before, ${after.fds} after; resident memory ${before.rssMiB.toFixed(0)} MiB before, ${after.rssMiB.toFixed(0)} MiB after`,
+  );
+  if (after.fds > before.fds + slack)
+    ctx.fail(`${what}: the proxy kept ${after.fds - before.fds} more descriptors than before it`);
+}
+
 /** The region holding a key's counter now, read directly. */
 async function regionOf(ctx: DrillContext, key: string): Promise<number> {
   for (const [i] of REGIONS.entries()) {
@@ -540,10 +570,12 @@ export const SCENARIOS: readonly Scenario[] = [
     async faults(ctx) {
       await ctx.at(0.2);
       const until = ctx.startedAt + 0.8 * (ctx.deadline - ctx.startedAt);
+      const before = resources(ctx);
       const tally = await loginFlood(ctx.proxyPort, 24, until);
       ctx.note(
         `logins accepted ${tally.accepted}, refused ${tally.refused}; proxy alive: ${ctx.proxy.running}`,
       );
+      await backToBaseline(ctx, "login flood", before);
     },
   },
   {
@@ -552,10 +584,12 @@ export const SCENARIOS: readonly Scenario[] = [
     async faults(ctx) {
       await ctx.at(0.2);
       const until = ctx.startedAt + 0.8 * (ctx.deadline - ctx.startedAt);
+      const before = resources(ctx);
       const tally = await malformedFlood(ctx.proxyPort, 16, until, ctx.random);
       ctx.note(
         `malformed connections ${tally.sent}, closed by the proxy ${tally.closedByProxy}; proxy alive: ${ctx.proxy.running} (restarts ${ctx.proxy.starts - 1})`,
       );
+      await backToBaseline(ctx, "malformed flood", before);
     },
   },
   {
