@@ -61,7 +61,8 @@ export function claimApplicationName(node: string): string {
  * transactions to finish) and otherwise before the first two-phase commit, so a proxy that never
  * writes across regions never creates it; the table log is opened at start. Either way the first
  * recovery pass runs before the coordinator is handed out, so before the proxy serves when the log
- * opens at start; with the file log it rolls back at once what an earlier run left undecided.
+ * opens at start; it rolls back at once what an earlier run left undecided (proved gone by the file
+ * log's lock, or for the table log by the node claim: abandonedSince).
  */
 export class TxnService {
   readonly prefix: string;
@@ -392,7 +393,7 @@ export class TxnService {
 
   /**
    * What recovery found and could not settle yet (a region down, an undecided transaction within
-   * the grace period, often left by a previous run of the proxy) joins SHOW IN DOUBT: decided ones as
+   * the grace period) joins SHOW IN DOUBT: decided ones as
    * commits, undecided ones as the aborts they will become.
    */
   private showUnsettled(coordinator: Coordinator): void {
