@@ -1,6 +1,5 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
 import { connect as netConnect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,7 +8,7 @@ import { encodeStartupMessage } from "@geo/proto";
 import { type PgCluster, startCluster } from "@geo/testkit";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KEYS, regionsToml } from "./support/fake-regions.js";
+import { launchProxy } from "./support/proxy-child.js";
 
 /**
  * SIGTERM on a real geoproxy process over three real PostgreSQL servers, while its clients do
@@ -19,7 +18,6 @@ import { KEYS, regionsToml } from "./support/fake-regions.js";
  * within its timeout and the process exit 0.
  */
 
-const CLI = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
 const schema = readFileSync(fileURLToPath(new URL("../../../examples/schema.sql", import.meta.url)), "utf8");
 const DRAIN_MS = 1_500;
 /** Past the drain: up to 1 s for sessions to close, then the pools' own 1 s, on a loaded 2-core machine. */
@@ -41,71 +39,6 @@ afterAll(async () => {
   await cluster?.stop();
   if (folder !== undefined) await rm(folder, { recursive: true, force: true });
 });
-
-interface Launched {
-  readonly child: ChildProcess;
-  readonly port: number;
-  readonly exited: Promise<{ code: number | null; signal: string | null }>;
-  output(): string;
-}
-
-async function launch(): Promise<Launched> {
-  const directory = join(folder, "keys.tsv");
-  await writeFile(
-    directory,
-    Object.entries(KEYS)
-      .map(([key, region]) => `${key}\t${region}\n`)
-      .join(""),
-  );
-  const config = join(folder, "geoproxy.toml");
-  await writeFile(
-    config,
-    regionsToml(
-      cluster.servers.map((s) => s.port),
-      `\n[txn]\ndata_dir = "${join(folder, "txn")}"\n`,
-    ).replace("[server]\n", '[server]\nnode = "drainer"\nmax_connections = 6\n'),
-  );
-  const child = spawn(
-    process.execPath,
-    [
-      CLI,
-      "serve",
-      "--config",
-      config,
-      "--directory",
-      directory,
-      "--log-level",
-      "info",
-      "--shutdown-timeout-ms",
-      String(DRAIN_MS),
-    ],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let output = "";
-  child.stdout!.on("data", (data: Buffer) => {
-    output += data.toString();
-  });
-  child.stderr!.on("data", (data: Buffer) => {
-    output += data.toString();
-  });
-  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-    child.once("exit", (code, signal) => resolve({ code, signal })),
-  );
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setInterval(() => {
-      const match = /"port":(\d+)[^\n]*"msg":"geoproxy listening"/.exec(output);
-      if (match !== null) {
-        clearInterval(timer);
-        resolve(Number(match[1]));
-      }
-    }, 20);
-    void exited.then(({ code }) => {
-      clearInterval(timer);
-      reject(new Error(`geoproxy exited with ${code}: ${output}`));
-    });
-  });
-  return { child, port, exited, output: () => output };
-}
 
 async function session(port: number): Promise<pg.Client> {
   const c = new pg.Client({ host: "127.0.0.1", port, user: "postgres", database: "postgres" });
@@ -158,14 +91,15 @@ async function slowReader(port: number): Promise<Socket> {
   return socket;
 }
 
-function openDescriptors(pid: number): number {
-  return readdirSync(`/proc/${pid}/fd`).length;
-}
-
 describe("SIGTERM while clients misbehave", () => {
   it("drains within its timeout and exits 0 with silent, refused, idle-in-transaction, waiting and unread clients", async () => {
-    const proxy = await launch();
-    const pid = proxy.child.pid!;
+    const proxy = await launchProxy({
+      ports: cluster.servers.map((s) => s.port),
+      folder,
+      node: "drainer",
+      server: "max_connections = 6\n",
+      shutdownTimeoutMs: DRAIN_MS,
+    });
 
     const inBlock = await session(proxy.port);
     await inBlock.query("BEGIN");
@@ -181,7 +115,7 @@ describe("SIGTERM while clients misbehave", () => {
     const refused = await Promise.all(Array.from({ length: 20 }, () => raw(proxy.port, true)));
     const silent = await Promise.all(Array.from({ length: 20 }, () => raw(proxy.port, false)));
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const descriptors = openDescriptors(pid);
+    const descriptors = proxy.descriptors();
 
     const started = Date.now();
     proxy.child.kill("SIGTERM");
