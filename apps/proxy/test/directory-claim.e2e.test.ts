@@ -6,7 +6,7 @@ import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { REGIONS, type RegionName, regionsToml } from "./support/fake-regions.js";
 import { connectDirect, MOVE_SCHEMA } from "./support/move-regions.js";
-import { ProxyChild } from "./support/proxy-child.js";
+import { ProxyChild } from "./support/proxy-process.js";
 
 // Proxies as real processes over three real servers: a proxy whose directory changes (a
 // [directory_store]) must be the only one routing its geo-partitioned tables, since nothing tells

@@ -1,11 +1,9 @@
-import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { MemoryDirectory, parseConfig } from "@geo/core";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningProxy, startProxy } from "../src/index.js";
 import { regionsToml } from "./support/fake-regions.js";
+import { ServerFreezer } from "./support/frozen-server.js";
 import { directoryEntries, type RealRegions, startRealRegions } from "./support/real-regions.js";
 
 /**
@@ -20,8 +18,8 @@ const BOUND_MS = UNREACHABLE_MS + 2_500;
 const US_EAST = 1;
 
 let regions: RealRegions;
-/** Stopped processes, so a failed test still resumes them. */
-const stopped = new Set<number>();
+/** Frozen without blocking the event loop the proxy under test runs on; a failed test still resumes. */
+const freezer = new ServerFreezer();
 
 beforeAll(async () => {
   regions = await startRealRegions(`\n[pool]\nunreachable_timeout_ms = ${UNREACHABLE_MS}\n`);
@@ -32,33 +30,12 @@ afterAll(async () => {
   await regions?.close();
 });
 
-/** The postmaster of server `index` and every process it forked. */
-function serverPids(index: number): number[] {
-  const dataDir = regions.cluster.servers[index]!.dataDir;
-  const postmaster = Number(readFileSync(join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
-  const children = execFileSync("pgrep", ["-P", String(postmaster)], { encoding: "utf8" })
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map(Number);
-  return [postmaster, ...children];
-}
-
-function freeze(index: number): void {
-  for (const pid of serverPids(index)) {
-    process.kill(pid, "SIGSTOP");
-    stopped.add(pid);
-  }
+async function freeze(index: number): Promise<void> {
+  await freezer.freeze(regions.cluster.servers[index]!.dataDir);
 }
 
 function resume(): void {
-  for (const pid of stopped) {
-    try {
-      process.kill(pid, "SIGCONT");
-    } catch {
-      // Gone already.
-    }
-  }
-  stopped.clear();
+  freezer.resume();
 }
 
 async function client(proxy: RunningProxy = regions.proxy): Promise<pg.Client> {
@@ -103,7 +80,7 @@ describe("a region frozen with SIGSTOP", () => {
     expect((await timed(c, "SELECT name FROM users WHERE tenant_id = 'bob' AND id = 1")).rows).toEqual([
       ["bob-1"],
     ]);
-    freeze(US_EAST);
+    await freeze(US_EAST);
     const stuck = await timed(c, "SELECT name FROM users WHERE tenant_id = 'bob' AND id = 2");
     console.log(`SIGSTOP: a statement to the frozen region failed after ${stuck.ms} ms`);
     expect(stuck.error?.code).toBe("08006");
@@ -140,7 +117,7 @@ describe("a region frozen with SIGSTOP", () => {
     const c = await client();
     const before = await timed(c, "SELECT count(*) FROM users");
     expect(before.error).toBeUndefined();
-    freeze(US_EAST);
+    await freeze(US_EAST);
     const across = await timed(c, "SELECT tenant_id, count(*) FROM users GROUP BY tenant_id ORDER BY 1");
     console.log(`SIGSTOP: a read across regions failed after ${across.ms} ms`);
     expect(across.error?.code).toMatch(/^08/);
@@ -194,7 +171,7 @@ describe("a region the health monitor marks down", () => {
     expect(
       (await timed(c, "SELECT name FROM users WHERE tenant_id = 'bob' AND id = 1")).error,
     ).toBeUndefined();
-    freeze(US_EAST);
+    await freeze(US_EAST);
     const stuck = await timed(c, "SELECT name FROM users WHERE tenant_id = 'bob' AND id = 2");
     console.log(`SIGSTOP, health monitor: a statement to the frozen region failed after ${stuck.ms} ms`);
     expect(stuck.error?.code).toBe("08006");

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { prefixFor } from "../src/distributed/txn-service.js";
 import { regionsToml } from "./support/fake-regions.js";
 import { connectDirect, MOVE_SCHEMA } from "./support/move-regions.js";
-import { ProxyChild } from "./support/proxy-child.js";
+import { ProxyChild } from "./support/proxy-process.js";
 
 // Two proxies (real processes) sharing the table decision log in the home region: each one's
 // recovery settles its own decisions only, never another live proxy's.

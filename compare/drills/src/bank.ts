@@ -18,6 +18,8 @@ export const APP_USER = { name: "app", password: "app-secret" } as const;
 export const OPS_USER = { name: "ops", password: "ops-secret" } as const;
 
 export const DIRECTORY_TABLE = "geoproxy_directory";
+/** The table decision log's table (`[txn] log_table` left at its default). */
+export const DECISION_TABLE = "geo_txn_decisions";
 
 export const SCHEMA_SQL = `
 CREATE TABLE accounts (
@@ -77,6 +79,11 @@ export interface ConfigOptions {
    * SHOW REGIONS reads the probes instead of what the pools saw.
    */
   readonly healthProbes?: boolean;
+  /**
+   * `[txn]` left at its defaults (grace 10 s, recovery every 5 s, deadlines 5 s), for scenarios
+   * that measure what those give; otherwise shortened so a run settles within its seconds.
+   */
+  readonly txnDefaults?: boolean;
 }
 
 export function configToml(options: ConfigOptions): string {
@@ -110,11 +117,15 @@ checkout_timeout_ms = 2000
 [txn]
 decision_log = "${options.decisionLog ?? "file"}"
 log_path = "${options.logPath}"
-recovery_grace_ms = 3000
+${
+  options.txnDefaults === true
+    ? ""
+    : `recovery_grace_ms = 3000
 recovery_interval_ms = 1000
 decide_deadline_ms = 1500
 step_timeout_ms = 3000
-${
+`
+}${
   options.directoryStore === true
     ? `
 [directory_store]

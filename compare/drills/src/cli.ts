@@ -68,6 +68,7 @@ for (const scenario of chosen) {
     console.log(`  ${workload} unavailability per key (ms): ${keys.join(", ")}`);
   }
   for (const sample of [...report.keyed.samples, ...report.transfers.samples]) console.log(`  ! ${sample}`);
+  for (const failure of report.failures) console.log(`  ! check failed: ${failure}`);
   if (report.keptDir !== null) console.log(`  proxy and decision logs kept in ${report.keptDir}`);
   console.log(drillPassed(report) ? "  OK" : "  FAILED");
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { connect } from "node:net";
 import pg from "pg";
 import { APP_USER } from "./bank.js";
@@ -139,6 +139,16 @@ export function residentMiB(pid: number | undefined): number {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
     const kib = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
     return kib / 1024;
+  } catch {
+    return 0;
+  }
+}
+
+/** The descriptors the process has open now (sockets, files), from /proc; 0 when it is gone. */
+export function openDescriptors(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    return readdirSync(`/proc/${pid}/fd`).length;
   } catch {
     return 0;
   }

@@ -1,13 +1,14 @@
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { type PgCluster, type PgReplica, startCluster, startReplica } from "@geo/testkit";
 import pg from "pg";
 import {
   configToml,
+  DECISION_TABLE,
   type DecisionLogKind,
   directoryTsv,
   KEYS,
@@ -42,6 +43,14 @@ export interface ScenarioSetup {
   readonly healthProbes?: boolean;
   /** The file decision log on a filesystem of its own of this many KiB (a tmpfs; needs root). */
   readonly logFilesystemKiB?: number;
+  /**
+   * With `logFilesystemKiB` and the table log: the decision table and its index are created in the
+   * home region in a tablespace on that filesystem, so filling it stops the table's writes (53100)
+   * while the server's own files and WAL have room, as a full volume under one tablespace does.
+   */
+  readonly logTablespace?: boolean;
+  /** `[txn]` at its defaults instead of the drill's shortened settings (see `configToml`). */
+  readonly txnDefaults?: boolean;
 }
 
 /** Everything a scenario's fault script may use while the workloads run. */
@@ -61,6 +70,8 @@ export interface DrillContext {
   progress(line: string): void;
   /** A line for the scenario's report. */
   note(line: string): void;
+  /** A check of the scenario's own that did not hold: the drill fails, with this line. */
+  fail(line: string): void;
   /** A new client straight to region `index`'s primary; the caller ends it. */
   direct(index: number): Promise<pg.Client>;
   /** Sleeps until this fraction of the run has passed. */
@@ -105,6 +116,8 @@ export interface DrillReport {
   /** Writes whose UPDATE found no row where the proxy sent it. */
   readonly misrouted: number;
   readonly notes: readonly string[];
+  /** Checks of the scenario's own that did not hold (`DrillContext.fail`). */
+  readonly failures: readonly string[];
   /** Where the proxy's log and the decision log were kept, when something went wrong. */
   readonly keptDir: string | null;
 }
@@ -116,7 +129,8 @@ export function drillPassed(report: DrillReport): boolean {
     report.keyed.wrong === 0 &&
     report.transfers.lost === 0 &&
     report.transfers.wrong === 0 &&
-    report.preparedLeft === 0
+    report.preparedLeft === 0 &&
+    report.failures.length === 0
   );
 }
 
@@ -135,6 +149,7 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
   const logDir = join(work, "log");
   mkdirSync(logDir);
   const notes: string[] = [];
+  const failures: string[] = [];
   let mounted = false;
   // Immediate shutdown loses what sits in WAL buffers: commits must reach the kernel before they answer.
   const cluster = await startCluster({
@@ -155,6 +170,7 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
     for (const [i, region] of REGIONS.entries()) {
       const client = await connectDirect(cluster.servers[i]!.port);
       await client.query(seedSql(region));
+      if (i === 0 && setup.logTablespace === true) await decisionTableIn(client, logDir);
       await client.end();
     }
     if (setup.replicaOf !== undefined) {
@@ -184,6 +200,7 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
         decisionLog: setup.decisionLog ?? "file",
         directoryStore: setup.directoryStore === true,
         healthProbes: setup.healthProbes === true,
+        txnDefaults: setup.txnDefaults === true,
       }),
     );
     writeFileSync(directoryPath, directoryTsv());
@@ -212,6 +229,7 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
       state,
       progress: (line) => progress(`${((Date.now() - startedAt) / 1000).toFixed(1)} s: ${line}`),
       note: (line) => notes.push(line),
+      fail: (line) => failures.push(line),
       direct: (index) => connectDirect(cluster.servers[index]!.port),
       at: (fraction) => sleep(Math.max(0, startedAt + fraction * (deadline - startedAt) - Date.now())),
     };
@@ -261,6 +279,7 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
       staleReads: state.staleReads,
       misrouted: state.misrouted,
       notes,
+      failures,
       keptDir: null,
     };
     keep ||= !drillPassed(report);
@@ -274,6 +293,26 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
     if (mounted) await run("umount", ["-l", logDir]).catch(() => undefined);
     if (!keep) rmSync(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * The table decision log, created before the proxy starts (its own CREATE TABLE IF NOT EXISTS then
+ * finds it) in a tablespace on the log's filesystem: the same columns as TableDecisionLog's.
+ */
+async function decisionTableIn(home: pg.Client, logDir: string): Promise<void> {
+  const location = join(logDir, "tablespace");
+  mkdirSync(location);
+  // The server runs as postgres: it must reach the folder through the drill's private one.
+  chmodSync(dirname(logDir), 0o711);
+  const { stdout } = await run("id", ["-u", "postgres"]);
+  const { stdout: group } = await run("id", ["-g", "postgres"]);
+  chownSync(location, Number(stdout.trim()), Number(group.trim()));
+  await home.query(`CREATE TABLESPACE geo_decisions LOCATION '${location}'`);
+  await home.query(
+    `CREATE TABLE ${DECISION_TABLE} (gid text PRIMARY KEY USING INDEX TABLESPACE geo_decisions, ` +
+      "decision text NOT NULL CHECK (decision IN ('commit', 'abort')), participants text[] NOT NULL, " +
+      "decided_at timestamptz NOT NULL, completed_at timestamptz) TABLESPACE geo_decisions",
+  );
 }
 
 export async function connectDirect(port: number): Promise<pg.Client> {

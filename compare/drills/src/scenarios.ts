@@ -1,12 +1,18 @@
 import { closeSync, openSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
-import { KEYS, OPS_USER, REGIONS } from "./bank.js";
-import { loginFlood, malformedFlood, residentMiB, slowReaders } from "./floods.js";
+import { DECISION_TABLE, type DecisionLogKind, KEYS, OPS_USER, REGIONS } from "./bank.js";
+import { loginFlood, malformedFlood, openDescriptors, residentMiB, slowReaders } from "./floods.js";
 import { freezeServer } from "./freeze.js";
 import { sleep } from "./proxy-process.js";
 import type { DrillContext, Scenario } from "./run-drill.js";
-import { killAtPoint, needsTableLog, TWO_PHASE_POINTS, type TwoPhasePoint } from "./two-phase-points.js";
+import {
+  killAtPoint,
+  needsTableLog,
+  type ProbeTrace,
+  TWO_PHASE_POINTS,
+  type TwoPhasePoint,
+} from "./two-phase-points.js";
 import { connectApp } from "./workloads.js";
 
 const EU = 0;
@@ -94,17 +100,22 @@ function regionCrash(name: string, summary: string, indexes: readonly number[]):
   };
 }
 
-function frozen(name: string, summary: string, healthProbes: boolean): Scenario {
+/** The fault held for 60 s, as the issue's drills ask, in a run long enough to see it end. */
+const LONG_FAULT_MS = 60_000;
+const LONG_RUN_SECONDS = 90;
+
+function frozen(name: string, summary: string, healthProbes: boolean, holdMs?: number): Scenario {
   return {
     name,
     summary,
     ...(healthProbes ? { setup: { healthProbes } } : {}),
+    ...(holdMs === undefined ? {} : { minSeconds: LONG_RUN_SECONDS }),
     async faults(ctx) {
       await ctx.at(0.2);
       ctx.progress("freezing us-east");
       const frozenServer = freezeServer(ctx.cluster.servers[US]!.dataDir);
       const watcher = watchHealth(ctx, US);
-      await sleep(span(ctx, 0.3, 4000, 10_000));
+      await sleep(holdMs ?? span(ctx, 0.3, 4000, 10_000));
       frozenServer.thaw();
       watcher.repaired();
       ctx.progress("us-east woken");
@@ -113,17 +124,18 @@ function frozen(name: string, summary: string, healthProbes: boolean): Scenario 
   };
 }
 
-function cutOff(name: string, summary: string, healthProbes: boolean): Scenario {
+function cutOff(name: string, summary: string, healthProbes: boolean, holdMs?: number): Scenario {
   return {
     name,
     summary,
     setup: { relays: true, healthProbes },
+    ...(holdMs === undefined ? {} : { minSeconds: LONG_RUN_SECONDS }),
     async faults(ctx) {
       await ctx.at(0.2);
       ctx.progress("cutting us-east off");
       ctx.relays[US]!.cut();
       const watcher = watchHealth(ctx, US);
-      await sleep(span(ctx, 0.3, 4000, 10_000));
+      await sleep(holdMs ?? span(ctx, 0.3, 4000, 10_000));
       ctx.relays[US]!.heal();
       watcher.repaired();
       ctx.progress("us-east reachable again");
@@ -149,6 +161,198 @@ function twoPhasePoint(point: TwoPhasePoint): Scenario {
       ctx.note(`probes: ${[...results].map(([what, n]) => `${n} ${what}`).join(", ")}`);
     },
   };
+}
+
+/** What the issue asks of the defaults: a killed proxy's undecided transactions settled within 15 s. */
+const IN_DOUBT_BOUND_MS = 15_000;
+
+/** Whether the probe account of `key` can be locked now (a killed proxy's prepared transaction holds it). */
+async function lockable(client: pg.Client, key: string): Promise<boolean> {
+  await client.query("BEGIN");
+  try {
+    // Long enough to wait out a workload transfer holding it a moment, short against the bound.
+    await client.query("SET LOCAL lock_timeout = '300ms'");
+    await client.query("SELECT 1 FROM accounts WHERE tenant_id = $1 AND id = 1 FOR UPDATE", [key]);
+    return true;
+  } catch (error) {
+    if ((error as { code?: string }).code === "55P03") return false;
+    throw error;
+  } finally {
+    await client.query("ROLLBACK");
+  }
+}
+
+/**
+ * From the kill: when the probe's transaction had left every region's pg_prepared_xacts, and when
+ * both its accounts (k1 in us-east, k2 in ap-south) could be locked again. Null past 60 s.
+ */
+async function settleTimes(
+  ctx: DrillContext,
+  gid: string,
+  killedAt: number,
+): Promise<{ gone: number; free: number } | null> {
+  const us = await ctx.direct(US);
+  const ap = await ctx.direct(AP);
+  try {
+    let gone: number | null = null;
+    while (Date.now() - killedAt < 60_000) {
+      if (gone === null) {
+        const left = await Promise.all(
+          [us, ap].map((c) => c.query("SELECT 1 FROM pg_prepared_xacts WHERE gid = $1", [gid])),
+        );
+        if (left.every((result) => result.rowCount === 0)) gone = Date.now() - killedAt;
+      }
+      if (gone !== null && (await lockable(us, "k1")) && (await lockable(ap, "k2")))
+        return { gone, free: Date.now() - killedAt };
+      await sleep(50);
+    }
+    return null;
+  } finally {
+    await Promise.all([us.end(), ap.end()].map((p) => p.catch(() => undefined)));
+  }
+}
+
+function spread(values: readonly number[]): string {
+  const sorted = [...values].sort((a, b) => a - b);
+  const median = sorted[Math.floor(sorted.length / 2)] ?? 0;
+  return `${sorted[0] ?? 0} to ${sorted.at(-1) ?? 0} ms (median ${median})`;
+}
+
+/**
+ * The proxy SIGKILLed with a transfer prepared in us-east and its PREPARE held in ap-south (woken
+ * after the kill, so it prepares too), under the default [txn] settings: the time until the
+ * restarted proxy has rolled it back and its rows are free, per probe.
+ */
+function inDoubt(log: DecisionLogKind): Scenario {
+  return {
+    name: `in-doubt-${log}`,
+    summary: `proxy SIGKILLed with a transfer prepared and undecided, default [txn] settings, ${log} log: time until its rows are free`,
+    setup: { decisionLog: log, txnDefaults: true },
+    async faults(ctx) {
+      const ready: number[] = [];
+      const gone: number[] = [];
+      const free: number[] = [];
+      const other = new Map<string, number>();
+      await ctx.at(0.1);
+      while (Date.now() < ctx.deadline - 4000) {
+        const trace: ProbeTrace = {};
+        const result = await killAtPoint(ctx, "some-prepared", trace);
+        ctx.progress(`some-prepared: ${result}`);
+        if (result === "reached" && trace.gid !== undefined && trace.killedAt !== undefined) {
+          const times = await settleTimes(ctx, trace.gid, trace.killedAt);
+          if (trace.readyAt !== undefined) ready.push(trace.readyAt - trace.killedAt);
+          if (times === null) ctx.fail(`${trace.gid} still prepared or its rows locked 60 s after the kill`);
+          else {
+            gone.push(times.gone);
+            free.push(times.free);
+            ctx.progress(`settled: gone ${times.gone} ms, rows free ${times.free} ms after the kill`);
+            if (times.free > IN_DOUBT_BOUND_MS)
+              ctx.fail(
+                `${trace.gid}: rows locked ${times.free} ms after the kill, over ${IN_DOUBT_BOUND_MS} ms`,
+              );
+          }
+        } else other.set(result, (other.get(result) ?? 0) + 1);
+        await sleep(1500 + ctx.random() * 1500);
+      }
+      if (free.length === 0) ctx.fail("no probe reached its point");
+      ctx.note(
+        `${free.length} probes killed with the transfer prepared and undecided (${log} log, default [txn]); from the kill: proxy accepting again ${spread(ready)}, prepared transaction gone ${spread(gone)}, rows free ${spread(free)}${
+          other.size === 0 ? "" : `; not reached: ${[...other].map(([what, n]) => `${n} ${what}`).join(", ")}`
+        }`,
+      );
+    },
+  };
+}
+
+/**
+ * Fills the decision log's filesystem for a while, keeping it full (a page the log frees is taken
+ * again at once), then frees it; with the table log in a tablespace there, also fills the table's
+ * last pages with rows of no node, so the proxy's next decision needs a page the volume cannot give.
+ */
+async function fillLogFilesystem(ctx: DrillContext, table: boolean): Promise<void> {
+  await ctx.at(0.25);
+  const filler = join(ctx.logDir, "filler");
+  ctx.progress("filling the decision log's file system");
+  const until = Date.now() + span(ctx, 0.3, 3000, 8000);
+  const chunk = Buffer.alloc(512, 1);
+  let written = 0;
+  let fd: number | null = null;
+  let refusedAfter: number | null = null;
+  let refusal = "";
+  const home = table ? await ctx.direct(EU) : null;
+  try {
+    fd = openSync(filler, "a");
+    for (;;) {
+      try {
+        writeSync(fd, chunk);
+        written += chunk.length;
+      } catch {
+        break;
+      }
+    }
+    if (home !== null) {
+      for (let n = 1; n <= 20_000 && refusedAfter === null; n++) {
+        try {
+          await home.query(
+            `INSERT INTO ${DECISION_TABLE} (gid, decision, participants, decided_at, completed_at) VALUES ($1, 'abort', '{}', now(), now())`,
+            [`drill_filler_${n}`],
+          );
+        } catch (error) {
+          refusedAfter = n - 1;
+          refusal = `${(error as { code?: string }).code ?? "?"} ${(error as Error).message}`;
+        }
+      }
+    }
+    while (Date.now() < until) {
+      try {
+        writeSync(fd, chunk);
+        written += chunk.length;
+      } catch {
+        await sleep(10);
+      }
+    }
+  } finally {
+    if (fd !== null) closeSync(fd);
+  }
+  rmSync(filler, { force: true });
+  ctx.note(`file system kept full with up to ${Math.round(written / 1024)} KiB of filler`);
+  if (home !== null) {
+    await home.query(`DELETE FROM ${DECISION_TABLE} WHERE gid LIKE 'drill\\_filler\\_%'`);
+    await home.end();
+    if (refusedAfter === null) ctx.fail("the decision table kept taking rows on a full volume");
+    else ctx.note(`the decision table refused a write after ${refusedAfter} rows of filler: ${refusal}`);
+  }
+  ctx.progress("space freed");
+}
+
+/** The proxy's open descriptors and resident memory now. */
+function resources(ctx: DrillContext): { fds: number; rssMiB: number } {
+  return { fds: openDescriptors(ctx.proxy.pid), rssMiB: residentMiB(ctx.proxy.pid) };
+}
+
+/**
+ * After a flood: the proxy's descriptors must come back to where they were before it, within the
+ * slack the steady workloads' pools may take (a refused or closed client that kept its socket was
+ * one descriptor per connection, thousands here). Resident memory is noted, not judged: the heap
+ * shrinks when the collector decides.
+ */
+async function backToBaseline(
+  ctx: DrillContext,
+  what: string,
+  before: { fds: number; rssMiB: number },
+): Promise<void> {
+  const slack = 64;
+  const deadline = Date.now() + 10_000;
+  let after = resources(ctx);
+  while (after.fds > before.fds + slack && Date.now() < deadline) {
+    await sleep(250);
+    after = resources(ctx);
+  }
+  ctx.note(
+    `${what}: proxy descriptors ${before.fds} before, ${after.fds} after; resident memory ${before.rssMiB.toFixed(0)} MiB before, ${after.rssMiB.toFixed(0)} MiB after`,
+  );
+  if (after.fds > before.fds + slack)
+    ctx.fail(`${what}: the proxy kept ${after.fds - before.fds} more descriptors than before it`);
 }
 
 /** The region holding a key's counter now, read directly. */
@@ -275,6 +479,18 @@ export const SCENARIOS: readonly Scenario[] = [
   ),
   cutOff("region-cut-off", "us-east cut off: a relay in front of it forwards nothing, then heals", false),
   cutOff("region-cut-off-probed", "the same, with the proxy probing its backends every second", true),
+  frozen(
+    "region-frozen-60s",
+    "us-east frozen with SIGSTOP for 60 s (runs at least 90 s)",
+    false,
+    LONG_FAULT_MS,
+  ),
+  cutOff(
+    "region-cut-off-60s",
+    "us-east cut off by its relay for 60 s (runs at least 90 s)",
+    false,
+    LONG_FAULT_MS,
+  ),
   {
     name: "replica-killed",
     summary: "us-east's replica (read-only sessions' reads of its keys may go there) crashes and comes back",
@@ -356,43 +572,28 @@ export const SCENARIOS: readonly Scenario[] = [
     name: "decision-log-full",
     summary: "the file system of the decision log fills up, then space is freed",
     setup: { logFilesystemKiB: 1024 },
-    async faults(ctx) {
-      await ctx.at(0.25);
-      const filler = join(ctx.logDir, "filler");
-      ctx.progress("filling the decision log's file system");
-      // Kept full: a page the log frees (a torn line cut off, a compaction) is taken again at once.
-      const until = Date.now() + span(ctx, 0.3, 3000, 8000);
-      const chunk = Buffer.alloc(512, 1);
-      let written = 0;
-      let fd: number | null = null;
-      try {
-        fd = openSync(filler, "a");
-        while (Date.now() < until) {
-          try {
-            writeSync(fd, chunk);
-            written += chunk.length;
-          } catch {
-            await sleep(10);
-          }
-        }
-      } finally {
-        if (fd !== null) closeSync(fd);
-      }
-      ctx.note(`file system kept full with up to ${Math.round(written / 1024)} KiB of filler`);
-      rmSync(filler, { force: true });
-      ctx.progress("space freed");
-    },
+    faults: (ctx) => fillLogFilesystem(ctx, false),
   },
+  {
+    name: "decision-log-full-table",
+    summary: "the table decision log's tablespace (its own volume) fills up, then space is freed",
+    setup: { decisionLog: "table", logFilesystemKiB: 1024, logTablespace: true },
+    faults: (ctx) => fillLogFilesystem(ctx, true),
+  },
+  inDoubt("file"),
+  inDoubt("table"),
   {
     name: "login-flood",
     summary: "24 clients logging in and out without pause, half with a wrong password",
     async faults(ctx) {
       await ctx.at(0.2);
       const until = ctx.startedAt + 0.8 * (ctx.deadline - ctx.startedAt);
+      const before = resources(ctx);
       const tally = await loginFlood(ctx.proxyPort, 24, until);
       ctx.note(
         `logins accepted ${tally.accepted}, refused ${tally.refused}; proxy alive: ${ctx.proxy.running}`,
       );
+      await backToBaseline(ctx, "login flood", before);
     },
   },
   {
@@ -401,10 +602,12 @@ export const SCENARIOS: readonly Scenario[] = [
     async faults(ctx) {
       await ctx.at(0.2);
       const until = ctx.startedAt + 0.8 * (ctx.deadline - ctx.startedAt);
+      const before = resources(ctx);
       const tally = await malformedFlood(ctx.proxyPort, 16, until, ctx.random);
       ctx.note(
         `malformed connections ${tally.sent}, closed by the proxy ${tally.closedByProxy}; proxy alive: ${ctx.proxy.running} (restarts ${ctx.proxy.starts - 1})`,
       );
+      await backToBaseline(ctx, "malformed flood", before);
     },
   },
   {

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
+import { DECISION_TABLE } from "./bank.js";
 import { freezeBackend } from "./freeze.js";
 import { sleep } from "./proxy-process.js";
 import type { DrillContext } from "./run-drill.js";
@@ -40,7 +41,7 @@ const EXPECT: Record<TwoPhasePoint, "both" | "neither"> = {
 const FIRST = 1;
 const SECOND = 2;
 const HOME = 0;
-const LOG_TABLE = "geo_txn_decisions";
+const LOG_TABLE = DECISION_TABLE;
 
 interface Backend {
   readonly pid: number;
@@ -75,12 +76,26 @@ async function waitFor<T>(what: () => Promise<T | null>, timeoutMs: number): Pro
   }
 }
 
+/** What a probe left, for scenarios that time what follows the kill. */
+export interface ProbeTrace {
+  /** The transaction id, once the first region showed it prepared. */
+  gid?: string;
+  /** When the proxy was SIGKILLed at the point. */
+  killedAt?: number;
+  /** When the proxy started again accepted connections. */
+  readyAt?: number;
+}
+
 /**
  * One probe: a transfer between k1 and k2 whose commit is stopped at `point`, the proxy killed
  * with SIGKILL there, and started again. Returns what it reached, for the report; the transfer is
  * added to the workload with the ending its point requires, and graded with the others.
  */
-export async function killAtPoint(ctx: DrillContext, point: TwoPhasePoint): Promise<string> {
+export async function killAtPoint(
+  ctx: DrillContext,
+  point: TwoPhasePoint,
+  trace: ProbeTrace = {},
+): Promise<string> {
   const transfer: Transfer = {
     id: randomUUID(),
     from: "k1",
@@ -89,13 +104,22 @@ export async function killAtPoint(ctx: DrillContext, point: TwoPhasePoint): Prom
     outcome: "failed",
     expect: EXPECT[point],
   };
-  const reached = await probe(ctx, point, transfer);
+  const reached = await probe(ctx, point, transfer, trace);
   // Only a point reached says how the transfer must end; otherwise it is graded as any other.
   if (reached !== "reached") delete transfer.expect;
   return reached;
 }
 
-async function probe(ctx: DrillContext, point: TwoPhasePoint, transfer: Transfer): Promise<string> {
+async function probe(
+  ctx: DrillContext,
+  point: TwoPhasePoint,
+  transfer: Transfer,
+  trace: ProbeTrace,
+): Promise<string> {
+  const kill = async (): Promise<void> => {
+    trace.killedAt ??= Date.now();
+    await ctx.proxy.kill();
+  };
   let client: pg.Client;
   try {
     client = await connectApp(ctx.proxyPort, 20_000);
@@ -116,7 +140,7 @@ async function probe(ctx: DrillContext, point: TwoPhasePoint, transfer: Transfer
     const a = await backendOf(first, transfer.id);
     const b = await backendOf(second, transfer.id);
     if (point === "before-prepare") {
-      await ctx.proxy.kill();
+      await kill();
       return "reached";
     }
     if (point === "some-prepared") {
@@ -129,14 +153,15 @@ async function probe(ctx: DrillContext, point: TwoPhasePoint, transfer: Transfer
     const commit = commitTransfer(client, transfer);
     const gid = await waitFor(() => preparedGid(first, a.xid), 1200);
     if (gid === null) return `not reached: no PREPARE in us-east (${transfer.error ?? "no error"})`;
+    trace.gid = gid;
     if (point === "some-prepared") {
-      await ctx.proxy.kill();
+      await kill();
       return (await preparedGid(second, b.xid)) === null ? "reached" : "not reached: both prepared";
     }
     if ((await waitFor(() => preparedGid(second, b.xid), 1200)) === null)
       return "not reached: no PREPARE in ap-south";
     if (point === "all-prepared") {
-      await ctx.proxy.kill();
+      await kill();
       // The dead proxy's decision INSERT still waits for the lock: end it, so no decision is written.
       await home.query(
         `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE relation = '${LOG_TABLE}'::regclass AND NOT granted`,
@@ -160,10 +185,10 @@ async function probe(ctx: DrillContext, point: TwoPhasePoint, transfer: Transfer
         async () => ((await preparedGid(first, a.xid)) === null ? true : null),
         2000,
       );
-      await ctx.proxy.kill();
+      await kill();
       if (committed === null) return "not reached: no COMMIT PREPARED in us-east";
     } else {
-      await ctx.proxy.kill();
+      await kill();
     }
     const stillPrepared = (await preparedGid(second, b.xid)) !== null;
     await commit;
@@ -177,5 +202,6 @@ async function probe(ctx: DrillContext, point: TwoPhasePoint, transfer: Transfer
     await client.end().catch(() => undefined);
     await Promise.all([first.end(), second.end(), home.end()].map((p) => p.catch(() => undefined)));
     await ctx.proxy.start();
+    trace.readyAt = Date.now();
   }
 }

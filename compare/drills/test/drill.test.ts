@@ -33,4 +33,14 @@ describe("the drills", () => {
     expect(report.proxyKills).toBeGreaterThan(0);
     expectNothingLost(report);
   });
+
+  it("frees the rows of a transfer a SIGKILLed proxy left prepared and undecided within 15 s, with the default [txn] settings and the table log", async () => {
+    const report = await runDrill({ scenario: scenario("in-doubt-table"), seconds: 12, seed: 20261202 });
+    const note = report.notes.find((line) => line.includes("probes killed")) ?? "";
+    console.log(note);
+    // Each probe reached is checked against the 15 s bound by the scenario (a failure otherwise).
+    expect(note).toMatch(/^[1-9]\d* probes killed/);
+    expect(report.failures).toEqual([]);
+    expectNothingLost(report);
+  });
 });

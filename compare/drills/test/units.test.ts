@@ -86,6 +86,7 @@ describe("markdownTable", () => {
       staleReads: 0,
       misrouted: 0,
       notes: [],
+      failures: [],
       keptDir: null,
     };
     const lines = markdownTable([report]).split("\n");

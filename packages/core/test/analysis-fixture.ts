@@ -119,6 +119,7 @@ export function analysis(spec: {
     flags: {
       assignsKey: spec.assignsKey ?? false,
       volatileFunctions: spec.volatileFunctions ?? [],
+      userFunctions: [],
       locking: undefined,
       selectInto: false,
       writingCte: spec.writingCte ?? false,

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import {
   BackendCode,
   deriveScramKeys,
@@ -158,6 +160,30 @@ describe("BackendConnection against real PostgreSQL", () => {
 
   it("fails with 08001 when a password is required and none is configured", async () => {
     await expect(connect({ user: "md5_user" })).rejects.toMatchObject({ code: "08001" });
+  });
+
+  it("fails with 08001 naming host:port within connectTimeoutMs when the server is frozen (SIGSTOP)", async () => {
+    // A stopped postmaster leaves its port open: the kernel completes the TCP handshake and queues
+    // the connection, and the StartupMessage is never answered.
+    const postmaster = Number(readFileSync(join(server.dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
+    process.kill(postmaster, "SIGSTOP");
+    const started = Date.now();
+    try {
+      const error = (await BackendConnection.connect(options({ connectTimeoutMs: 800 })).catch(
+        (e: unknown) => e,
+      )) as PgError;
+      const tookMs = Date.now() - started;
+      console.log(`connect to a frozen server failed after ${tookMs} ms (connectTimeoutMs 800)`);
+      expect(error.code).toBe("08001");
+      expect(error.message).toContain(`${server.host}:${server.port}`);
+      expect(tookMs).toBeGreaterThanOrEqual(700);
+      expect(tookMs).toBeLessThan(5_000);
+    } finally {
+      process.kill(postmaster, "SIGCONT");
+    }
+    // Woken, it serves new connections again.
+    const connection = await connect();
+    expect(connection.txStatus).toBe("I");
   });
 
   it("fails with the server's 3D000 for a database that does not exist", async () => {

@@ -23,8 +23,10 @@ export interface RecoveryOptions {
    * Wall-clock ms before which every coordinator that issued this prefix's gids is known to be gone:
    * its undecided transactions are rolled back at once instead of after graceMs. Pass
    * `FileDecisionLog.ownedSince`: the file's lock proves that any earlier owner has exited or closed
-   * the log, so a gid issued before it that the log has no decision for can never be decided. Leave
-   * it unset with a log several processes share (the table log), where no lock proves that.
+   * the log, so a gid issued before it that the log has no decision for can never be decided. With
+   * a log several processes share (the table log), no lock proves that; the node claim does, when
+   * every decision is made under it: pass the instant the claim was taken (README, "Abandoned
+   * transactions"). Otherwise leave it unset.
    */
   abandonedBefore?: number;
   /**
@@ -167,6 +169,9 @@ export class Recovery {
       }
 
       for (const record of pendingBefore) {
+        // A shared log (the table) lists other nodes' decisions too: completing one of those would
+        // let compaction delete a commit its own coordinator may still need to read.
+        if (!coordinator.gids.owns(record.gid)) continue;
         if (sightings.has(record.gid) || coordinator.isActive(record.gid)) continue;
         if (!record.participants.every((region) => connections.has(region))) continue;
         await this.complete(record.gid, report);

@@ -151,6 +151,21 @@ describe("Recovery", () => {
     expect(await log.pending()).toEqual([]);
   });
 
+  it("never completes a decision another node wrote to a shared log, so compaction keeps it for that node", async () => {
+    const { eu, us, log, recovery } = setup();
+    // Node geo_b decided to commit and is still committing (us has it prepared): none of geo_a's business.
+    const theirs = new Coordinator({ prefix: "geo_b", log }).newGid();
+    eu.leavePrepared(theirs);
+    us.leavePrepared(theirs);
+    await log.decide({ gid: theirs, decision: "commit", participants: ["eu", "us"], decidedAt: 1 });
+    const report = await recovery.runOnce();
+    expect(report.completed).toEqual([]);
+    expect((await log.pending()).map((record) => record.gid)).toEqual([theirs]);
+    await log.compact();
+    expect((await log.lookup(theirs))?.decision).toBe("commit");
+    expect([...eu.prepared.keys()]).toEqual([theirs]);
+  });
+
   it("keeps a decision pending while one of its regions cannot be scanned, and reports the failure", async () => {
     const { eu, us, log, coordinator, recovery } = setup();
     const gid = coordinator.newGid();

@@ -63,7 +63,8 @@ export function claimApplicationName(node: string): string {
  * transactions to finish) and otherwise before the first two-phase commit, so a proxy that never
  * writes across regions never creates it; the table log is opened at start. Either way the first
  * recovery pass runs before the coordinator is handed out, so before the proxy serves when the log
- * opens at start; with the file log it rolls back at once what an earlier run left undecided.
+ * opens at start; it rolls back at once what an earlier run left undecided (proved gone by the file
+ * log's lock, or for the table log by the node claim: abandonedSince).
  */
 export class TxnService {
   readonly prefix: string;
@@ -73,6 +74,11 @@ export class TxnService {
    * required by the coordinator and recovery in each region they act in.
    */
   readonly claim: NodeClaim;
+  /**
+   * When `claimNode` took the claim (wall-clock ms): every earlier process of this node had let it
+   * go in each region that answered, so none of them can still decide a transaction there.
+   */
+  private claimedAt: number | undefined;
   private claimTimer: NodeJS.Timeout | undefined;
   private readonly options: TxnServiceOptions;
   private opening: Promise<{ coordinator: Coordinator; recovery: Recovery }> | null = null;
@@ -130,6 +136,7 @@ export class TxnService {
           "cannot take the node claim in this region yet: writes across regions that involve it wait until it is taken",
         );
     }
+    this.claimedAt = Date.now();
     this.claimTimer = setInterval(() => void this.verifyClaim(), this.options.config.txn.recoveryIntervalMs);
     this.claimTimer.unref();
     return [];
@@ -295,7 +302,8 @@ export class TxnService {
     const txn = config.txn;
     const connector = this.connector();
     let log: DecisionLog;
-    // Only the file log's lock proves that no earlier run of this proxy can still decide.
+    // What proves that no earlier run of this node can still decide: the file log's lock, or, for
+    // the table log, the node claim (see abandonedSince).
     let abandonedBefore: number | undefined;
     switch (txn.decisionLog) {
       case "file": {
@@ -321,6 +329,7 @@ export class TxnService {
           }),
           new GidFactory(this.prefix),
         );
+        abandonedBefore = this.abandonedSince();
         break;
     }
     const coordinator = new Coordinator({
@@ -356,6 +365,21 @@ export class TxnService {
     return { coordinator, recovery };
   }
 
+  /**
+   * For a log several processes share (the table log, and the moves' log): the instant before which
+   * every gid of this node's prefixes was issued by a process that can no longer decide it, or
+   * undefined before the claim is taken. A process of this node decides only while it holds the
+   * claim in every participant's region, and this one took it everywhere it could at start, so an
+   * earlier run found prepared in a region this process holds has lost its say there. The instant
+   * between its claim session ending and it noticing (packages/txn README) is covered by the
+   * table's first-decision-wins: recovery writes its abort first, and a late commit reads it back.
+   * So what a crashed run left undecided is rolled back at the start-up pass, not after
+   * `recovery_grace_ms`.
+   */
+  abandonedSince(): number | undefined {
+    return this.claimedAt;
+  }
+
   private report(report: RecoveryReport): void {
     const { committed, rolledBack, waiting, failures } = report;
     const ledger = this.options.ledger;
@@ -375,7 +399,7 @@ export class TxnService {
 
   /**
    * What recovery found and could not settle yet (a region down, an undecided transaction within
-   * the grace period, often left by a previous run of the proxy) joins SHOW IN DOUBT: decided ones as
+   * the grace period) joins SHOW IN DOUBT: decided ones as
    * commits, undecided ones as the aborts they will become.
    */
   private showUnsettled(coordinator: Coordinator): void {

@@ -51,6 +51,11 @@ export interface MovesOptions {
   readonly regions?: readonly string[];
   /** The node's claim (it covers the moves' own prefix): moves decide and recover only under it. */
   readonly claim?: ClaimGuard;
+  /**
+   * Moves issued before this instant (wall-clock ms) by an earlier run are rolled back at once when
+   * undecided, not after the grace period: `TxnService.abandonedSince()`, the node claim's proof.
+   */
+  readonly abandonedBefore?: number;
 }
 
 /** An admitted statement (or simple-query string): in flight until released. */
@@ -163,6 +168,9 @@ export class Moves {
         intervalMs: this.options.config.txn.recoveryIntervalMs,
         stepTimeoutMs: this.options.config.txn.stepTimeoutMs,
         ...(this.options.claim === undefined ? {} : { claim: this.options.claim }),
+        ...(this.options.abandonedBefore === undefined
+          ? {}
+          : { abandonedBefore: this.options.abandonedBefore }),
       });
       await recovery.start().catch((error: unknown) => {
         this.options.log.warn({ err: error }, "start-up recovery of moves failed; it is retried");

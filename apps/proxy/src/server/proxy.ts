@@ -10,7 +10,6 @@ import {
 import type { ConnectFunction } from "@geo/pool";
 import { encodeErrorResponse } from "@geo/proto";
 import { Analyzer } from "@geo/sql";
-import type { ClaimGuard } from "@geo/txn";
 import {
   prepareSecurity,
   type Security,
@@ -211,7 +210,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       ),
     );
 
-  const moves = await startMoves(config, topology, pools, log, directory, reachable, txn.claimGuard()).catch(
+  const moves = await startMoves(config, topology, pools, log, directory, reachable, txn).catch(
     async (error: unknown) => {
       await storeClaim?.close();
       await txn.close();
@@ -388,7 +387,7 @@ async function startMoves(
   log: Logger,
   directory: Directory,
   regions: readonly string[],
-  claim: ClaimGuard,
+  txn: TxnService,
 ): Promise<Moves | undefined> {
   if (config.directoryStore === undefined) return undefined;
   if (!(directory instanceof MemoryDirectory))
@@ -396,7 +395,17 @@ async function startMoves(
       `${config.file}: [directory_store] keeps the directory itself; start the proxy without another directory`,
     ]);
   try {
-    return await Moves.start({ config, topology, pools, log, directory, regions, claim });
+    const abandonedBefore = txn.abandonedSince();
+    return await Moves.start({
+      config,
+      topology,
+      pools,
+      log,
+      directory,
+      regions,
+      claim: txn.claimGuard(),
+      ...(abandonedBefore === undefined ? {} : { abandonedBefore }),
+    });
   } catch (error) {
     throw new StartupError([
       `cannot open the directory store ([directory_store] table "${config.directoryStore.table}"): ${error instanceof Error ? error.message : String(error)}`,

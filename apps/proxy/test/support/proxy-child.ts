@@ -1,60 +1,104 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { KEYS, regionsToml } from "./fake-regions.js";
 
-/** The built command line: these proxies are real processes, so one can be killed with SIGKILL. */
+/** The built command line: a proxy in a process of its own, whose descriptors and exit can be watched. */
 const CLI = fileURLToPath(new URL("../../dist/cli.js", import.meta.url));
 
-type Outcome =
-  | { readonly listening: number }
-  | { readonly exited: number | null; readonly signal: string | null };
-
-/** `geoproxy serve` in a process of its own, with the given command-line options after `serve`. */
-export class ProxyChild {
+export interface ProxyChild {
   readonly child: ChildProcess;
-  stderr = "";
-  stdout = "";
-  private readonly outcome: Promise<Outcome>;
-  readonly exited: Promise<void>;
+  readonly pid: number;
+  readonly port: number;
+  readonly exited: Promise<{ code: number | null; signal: string | null }>;
+  /** Everything it printed so far, both streams. */
+  output(): string;
+  /** Descriptors it has open now (sockets, files), from /proc. */
+  descriptors(): number;
+  /** Its resident memory now, in MiB. */
+  residentMiB(): number;
+}
 
-  constructor(args: readonly string[]) {
-    this.child = spawn(process.execPath, [CLI, "serve", ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    this.exited = new Promise((resolve) => this.child.once("exit", () => resolve()));
-    this.outcome = new Promise<Outcome>((resolve) => {
-      this.child.stdout!.on("data", (data: Buffer) => {
-        this.stdout += data.toString();
-        const port = /"port":(\d+)[^\n]*"msg":"geoproxy listening"/.exec(this.stdout)?.[1];
-        if (port !== undefined) resolve({ listening: Number(port) });
-      });
-      this.child.stderr!.on("data", (data: Buffer) => {
-        this.stderr += data.toString();
-      });
-      this.child.once("exit", (code, signal) => resolve({ exited: code, signal }));
+export interface ProxyChildOptions {
+  /** Ports of the three regions' servers (eu-west, us-east, ap-south). */
+  readonly ports: readonly number[];
+  /** A folder of the test's own: the configuration, the directory and the decision log go there. */
+  readonly folder: string;
+  /** `[server] node`: every proxy over the same servers needs its own. */
+  readonly node: string;
+  /** More lines for `[server]`. */
+  readonly server?: string;
+  readonly shutdownTimeoutMs?: number;
+}
+
+/** `geoproxy serve` over the three servers; resolves once it listens, rejects if it exits first. */
+export async function launchProxy(options: ProxyChildOptions): Promise<ProxyChild> {
+  const directory = join(options.folder, "keys.tsv");
+  await writeFile(
+    directory,
+    Object.entries(KEYS)
+      .map(([key, region]) => `${key}\t${region}\n`)
+      .join(""),
+  );
+  const config = join(options.folder, "geoproxy.toml");
+  await writeFile(
+    config,
+    regionsToml(options.ports, `\n[txn]\ndata_dir = "${join(options.folder, "txn")}"\n`).replace(
+      "[server]\n",
+      `[server]\nnode = "${options.node}"\n${options.server ?? ""}`,
+    ),
+  );
+  const child = spawn(
+    process.execPath,
+    [
+      CLI,
+      "serve",
+      "--config",
+      config,
+      "--directory",
+      directory,
+      "--log-level",
+      "info",
+      ...(options.shutdownTimeoutMs === undefined
+        ? []
+        : ["--shutdown-timeout-ms", String(options.shutdownTimeoutMs)]),
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let output = "";
+  child.stdout!.on("data", (data: Buffer) => {
+    output += data.toString();
+  });
+  child.stderr!.on("data", (data: Buffer) => {
+    output += data.toString();
+  });
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setInterval(() => {
+      const match = /"port":(\d+)[^\n]*"msg":"geoproxy listening"/.exec(output);
+      if (match !== null) {
+        clearInterval(timer);
+        resolve(Number(match[1]));
+      }
+    }, 20);
+    void exited.then(({ code }) => {
+      clearInterval(timer);
+      reject(new Error(`geoproxy exited with ${code}: ${output}`));
     });
-  }
-
-  /** The port once it listens; rejects, with what it printed, if it exits first. */
-  async port(): Promise<number> {
-    const outcome = await this.outcome;
-    if ("listening" in outcome) return outcome.listening;
-    throw new Error(`geoproxy exited with ${outcome.exited}: ${this.stderr}`);
-  }
-
-  /** The exit status, when it exits at start; rejects if it starts listening instead. */
-  async exitCode(): Promise<number | null> {
-    const outcome = await this.outcome;
-    if ("exited" in outcome) return outcome.exited;
-    throw new Error(`geoproxy started on port ${outcome.listening}`);
-  }
-
-  async kill(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    this.child.kill("SIGKILL");
-    await this.exited;
-  }
-
-  async stop(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    this.child.kill("SIGTERM");
-    await this.exited;
-  }
+  });
+  const pid = child.pid!;
+  return {
+    child,
+    pid,
+    port,
+    exited,
+    output: () => output,
+    descriptors: () => readdirSync(`/proc/${pid}/fd`).length,
+    residentMiB: () =>
+      Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024,
+  };
 }

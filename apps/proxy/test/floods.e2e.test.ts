@@ -1,0 +1,140 @@
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { connect as netConnect, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { encodeStartupMessage } from "@geo/proto";
+import { type PgCluster, startCluster } from "@geo/testkit";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchProxy, type ProxyChild } from "./support/proxy-child.js";
+
+/**
+ * Floods of 2,000 connections against a geoproxy process over three real PostgreSQL servers:
+ * refused for max_connections, silent before login, and garbage. After each, the proxy's own
+ * descriptors must be back where they were, even while the flooding clients keep their ends open
+ * (a refused socket the proxy only ended, never destroyed, was one descriptor lost for good), and
+ * a steady client is served throughout.
+ */
+
+const schema = readFileSync(fileURLToPath(new URL("../../../examples/schema.sql", import.meta.url)), "utf8");
+const FLOOD = 2_000;
+/** Opened this many at a time, so a shared 2-core machine keeps up. */
+const WAVE = 200;
+/** Descriptors the proxy may gain for good in a flood: its pools may open a few connections. */
+const SLACK = 16;
+
+let cluster: PgCluster;
+let folder: string;
+let proxy: ProxyChild;
+const held: pg.Client[] = [];
+
+beforeAll(async () => {
+  cluster = await startCluster({ count: 3, initSql: schema });
+  folder = await mkdtemp(join(tmpdir(), "geo-floods-"));
+  proxy = await launchProxy({
+    ports: cluster.servers.map((s) => s.port),
+    folder,
+    node: "flooded",
+    server: "max_connections = 4\n",
+    shutdownTimeoutMs: 500,
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(held.map((c) => c.end().catch(() => undefined)));
+  if (proxy !== undefined && proxy.child.exitCode === null) {
+    proxy.child.kill("SIGTERM");
+    await proxy.exited;
+  }
+  await cluster?.stop();
+  if (folder !== undefined) await rm(folder, { recursive: true, force: true });
+});
+
+async function session(): Promise<pg.Client> {
+  const c = new pg.Client({ host: "127.0.0.1", port: proxy.port, user: "postgres", database: "postgres" });
+  c.on("error", () => undefined);
+  await c.connect();
+  held.push(c);
+  return c;
+}
+
+/** Opens a socket, sends `bytes` (nothing when empty) and resolves once the bytes are written. */
+function open(bytes: Buffer): Promise<Socket> {
+  return new Promise((resolve) => {
+    const socket = netConnect(proxy.port, "127.0.0.1", () => {
+      if (bytes.length === 0) resolve(socket);
+      else socket.write(bytes, () => resolve(socket));
+    });
+    socket.on("error", () => resolve(socket));
+  });
+}
+
+/** `FLOOD` connections sending `bytes`, `WAVE` at a time; the client ends stay open. */
+async function flood(bytes: () => Buffer): Promise<Socket[]> {
+  const sockets: Socket[] = [];
+  for (let i = 0; i < FLOOD; i += WAVE) {
+    sockets.push(...(await Promise.all(Array.from({ length: WAVE }, () => open(bytes())))));
+  }
+  return sockets;
+}
+
+/** Polls the proxy's descriptors until at most `limit` (or 15 s pass); returns the last count. */
+async function settlesTo(limit: number): Promise<number> {
+  const deadline = Date.now() + 15_000;
+  let count = proxy.descriptors();
+  while (count > limit && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    count = proxy.descriptors();
+  }
+  return count;
+}
+
+const startup = (): Buffer =>
+  encodeStartupMessage({ parameters: { user: "postgres", database: "postgres" } });
+
+/** Junk of a few kinds: a length past any limit, a length below 4, an unknown protocol, random bytes. */
+function garbage(): Buffer {
+  const kinds = [
+    Buffer.from([0x7f, 0xff, 0xff, 0xff, 0, 3, 0, 0]),
+    Buffer.from([0, 0, 0, 2]),
+    Buffer.from([0, 0, 0, 8, 0, 9, 0, 9]),
+    Buffer.from(Array.from({ length: 64 }, () => Math.floor(Math.random() * 256))),
+  ];
+  return kinds[Math.floor(Math.random() * kinds.length)]!;
+}
+
+describe(`floods of ${FLOOD} connections`, () => {
+  it("returns the proxy's descriptors to their level after each flood while a steady client is served", async () => {
+    const steady = await session();
+    // Every other slot taken, so each startup of the flood is refused with 53300.
+    for (let i = 0; i < 3; i++) await session();
+    await steady.query("SELECT 1");
+    const baseline = proxy.descriptors();
+    const rssBefore = proxy.residentMiB();
+
+    for (const [name, bytes] of [
+      ["refused for max_connections", startup],
+      ["silent before login", () => Buffer.alloc(0)],
+      ["garbage", garbage],
+    ] as const) {
+      const started = Date.now();
+      const sockets = await flood(bytes);
+      const peak = proxy.descriptors();
+      // The client ends are still open: whatever the proxy still holds is its own doing. Silent
+      // sockets are held up to the pre-login cap (max_unauthenticated, 100) until their timeout.
+      const afterOpen = await settlesTo(baseline + SLACK + (name === "silent before login" ? 100 : 0));
+      const answered = await steady.query("SELECT 1 AS one");
+      for (const socket of sockets) socket.destroy();
+      const after = await settlesTo(baseline + SLACK);
+      console.log(
+        `${name}: ${FLOOD} connections in ${Date.now() - started} ms; proxy descriptors ${baseline} before, ${peak} just after, ${afterOpen} with the clients' ends still open, ${after} once they closed; resident memory ${rssBefore.toFixed(0)} -> ${proxy.residentMiB().toFixed(0)} MiB`,
+      );
+      expect(answered.rows).toEqual([{ one: 1 }]);
+      expect(afterOpen).toBeLessThanOrEqual(baseline + SLACK + (name === "silent before login" ? 100 : 0));
+      expect(after).toBeLessThanOrEqual(baseline + SLACK);
+    }
+    expect(proxy.child.exitCode).toBeNull();
+  }, 180_000);
+});
