@@ -185,7 +185,7 @@ export class Analyzer {
       if (lexed.multiple) throw multipleCommands();
       return this.#consoleAnalysis(text, consoleCommand);
     }
-    const hints = readHints(lexed.leadingComment);
+    const hints = readHints(lexed.leadingComment, lexed.hintComments);
     if (lexed.multiple) {
       const statements = this.#parseOrUnparsed(text, hints);
       if (statements === undefined) return this.#unparsed(text, hints);
@@ -211,7 +211,7 @@ export class Analyzer {
     const lexed = lex(text);
     if (!lexed.multiple)
       return this.#remember(text, lexed, this.#analyzeText(text, lexed)).batch ?? NO_ANALYSES;
-    const hints = readHints(lexed.leadingComment);
+    const hints = readHints(lexed.leadingComment, lexed.hintComments);
     if (this.#console?.mayHold(text) === true) {
       const withConsole = this.#batchWithConsole(text, hints);
       if (withConsole !== undefined) return withConsole;
@@ -277,13 +277,13 @@ export class Analyzer {
     const consoleCommand = this.#console?.read(text);
     if (consoleCommand !== undefined) return this.#consoleAnalysis(text, consoleCommand);
     const lexed = lex(text);
-    return this.#cold(text, readHints(lexed.leadingComment));
+    return this.#cold(text, readHints(lexed.leadingComment, lexed.hintComments));
   }
 
   /** Later statements of a batch carry the batch's leading hint too. */
   #withHints(text: string, hints: Hints): Analysis {
     const lexed = lex(text);
-    const own = readHints(lexed.leadingComment);
+    const own = readHints(lexed.leadingComment, lexed.hintComments);
     const merged = own.key === undefined && own.region === undefined && !own.primary ? hints : own;
     return this.#cached(text, lexed, merged);
   }

@@ -6,14 +6,17 @@ export const NO_HINTS: Hints = Object.freeze({ primary: false });
 const HINT_PREFIX = "geo:";
 
 /**
- * Reads the hints of a leading comment. Only a comment whose text begins with `geo:` is a hint; any
+ * Reads the hints of a leading comment. Only a comment whose text begins with `geo:` (in any case) is a hint; any
  * other comment is ignored. A `geo:` comment that does not parse is an error, never ignored: a hint
  * that silently did nothing would route the statement somewhere the application did not ask for.
  */
-export function readHints(leadingComment: string | undefined): Hints {
+export function readHints(leadingComment: string | undefined, hintComments = 1): Hints {
   if (leadingComment === undefined) return NO_HINTS;
   const body = leadingComment.trim();
-  if (!body.startsWith(HINT_PREFIX)) return NO_HINTS;
+  if (body.slice(0, HINT_PREFIX.length).toLowerCase() !== HINT_PREFIX) return NO_HINTS;
+  // Which of two would win is not for the proxy to guess: both are refused.
+  if (hintComments > 1)
+    throw unreadableHint(body, "a statement takes one geo: comment, and this one has several");
   const words = hintWords(body.slice(HINT_PREFIX.length));
   if (words === undefined) throw unreadableHint(body, "a quoted value is not closed");
   if (words.length === 0) throw unreadableHint(body, "it says nothing");

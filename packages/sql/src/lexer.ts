@@ -24,8 +24,13 @@ export interface Lexed {
   readonly literals: readonly LiftedLiteral[];
   /** Highest `$n` outside strings and comments (0 when none). */
   readonly maxParam: number;
-  /** Content of a comment that comes before any token (without delimiters), if any. */
+  /**
+   * Content of a comment that comes before any token (without delimiters), if any: the first one
+   * that reads as a hint (`geo:`, in any case), else the first one.
+   */
   readonly leadingComment: string | undefined;
+  /** How many comments before any token read as hints (more than one is an error). */
+  readonly hintComments?: number;
   /** A `;` followed by more tokens: a batch of several statements. */
   readonly multiple: boolean;
   /** Unterminated string, comment or quoted identifier: let the real parser report it. */
@@ -334,6 +339,15 @@ export function lex(text: string): Lexed {
   let i = 0;
 
   const out = new KeyBuilder(text);
+  let hintComments = 0;
+  let hintSeen = false;
+  const noteLeading = (comment: string): void => {
+    if (looksLikeHint(comment)) {
+      hintComments++;
+      if (!hintSeen) leadingComment = comment;
+      hintSeen = true;
+    } else if (leadingComment === undefined) leadingComment = comment;
+  };
 
   while (i < n) {
     const c = text.charCodeAt(i);
@@ -345,7 +359,7 @@ export function lex(text: string): Lexed {
     if (c === 45 && text.charCodeAt(i + 1) === 45) {
       let j = i + 2;
       while (j < n && text.charCodeAt(j) !== 10 && text.charCodeAt(j) !== 13) j++;
-      if (!sawToken && leadingComment === undefined) leadingComment = text.slice(i + 2, j);
+      if (!sawToken) noteLeading(text.slice(i + 2, j));
       out.drop(i, j);
       i = j;
       continue;
@@ -353,7 +367,7 @@ export function lex(text: string): Lexed {
     if (c === 47 && text.charCodeAt(i + 1) === 42) {
       const j = endOfBlockComment(text, i + 2);
       if (j < 0) return brokenLex(text, maxParam, leadingComment, multiple);
-      if (!sawToken && leadingComment === undefined) leadingComment = text.slice(i + 2, j - 2);
+      if (!sawToken) noteLeading(text.slice(i + 2, j - 2));
       out.drop(i, j);
       i = j;
       continue;
@@ -518,9 +532,15 @@ export function lex(text: string): Lexed {
     literals: out.literals,
     maxParam,
     leadingComment,
+    ...(hintComments > 1 ? { hintComments } : {}),
     multiple,
     broken: false,
   };
+}
+
+/** A comment that reads as a hint: `geo:` after any spaces, in any case. */
+export function looksLikeHint(comment: string): boolean {
+  return comment.trimStart().slice(0, 4).toLowerCase() === "geo:";
 }
 
 /** Rebuilds parseable SQL from a shape key: literal markers become `$k`, numbered after `firstParam - 1`. */

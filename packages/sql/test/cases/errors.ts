@@ -13,5 +13,12 @@ export const errorCases: ErrorCase[] = [
   { sql: "/* geo: key=a key=b */ SELECT 1", sqlstate: "42601", code: "unreadable-hint" },
   { sql: "/* geo: key=a region=b */ SELECT 1", sqlstate: "42601", code: "unreadable-hint" },
   { sql: "/* geo: primary=yes */ SELECT 1", sqlstate: "42601", code: "unreadable-hint" },
+  { sql: "/* geo: key=a */ /* geo: key=b */ SELECT 1", sqlstate: "42601", code: "unreadable-hint" },
+  {
+    sql: "/* note */ -- GEO: key=a\n/* geo: region=x */ SELECT 1",
+    sqlstate: "42601",
+    code: "unreadable-hint",
+  },
+  { sql: "/* GEO: shard=3 */ SELECT 1", sqlstate: "42601", code: "unreadable-hint" },
   { sql: "/* geo: key=a */ SELECT * FRM users", sqlstate: "42601", code: "syntax-error" },
 ];

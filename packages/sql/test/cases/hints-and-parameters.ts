@@ -4,6 +4,9 @@ import type { Case } from "../summarize.js";
 export const hintsAndParameters: Case[] = [
   { sql: "/* geo: key=alice */ SELECT * FROM users", expect: { hints: "key=alice", keys: ["any"] } },
   { sql: "/*geo:key=alice*/ SELECT 1", expect: { hints: "key=alice" } },
+  { sql: "/* GEO: key=alice */ SELECT 1", expect: { hints: "key=alice" } },
+  // Another comment before the hint does not hide it.
+  { sql: "/* note */ /* Geo: key=alice */ SELECT 1", expect: { hints: "key=alice" } },
   { sql: "/* geo: key='bob smith' */ SELECT 1", expect: { hints: "key=bob smith" } },
   { sql: "/* geo: region=us-east */ SELECT * FROM users", expect: { hints: "region=us-east" } },
   {
@@ -17,7 +20,6 @@ export const hintsAndParameters: Case[] = [
   { sql: "/* not geo: key=a */ SELECT 1", expect: { hints: "" } },
   { sql: "SELECT 1 /* geo: key=alice */", expect: { hints: "" } },
   { sql: "SELECT '/* geo: key=alice */'", expect: { hints: "" } },
-  { sql: "/* note */ /* geo: key=alice */ SELECT 1", expect: { hints: "" } },
   {
     sql: "/* geo: region=eu-west */ THIS IS NOT SQL",
     expect: { hints: "region=eu-west", kind: "utility", readOnly: false, primary: "hint" },
