@@ -162,6 +162,7 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
   ],
   "proxy.loginLookupTimedOut": [["eu", "the verifier lookup", 1500]],
   "proxy.refuseScatterRead": [[["eu", "us"]]],
+  "proxy.refuseSessionSequenceValue": [["currval"]],
   "proxy.refuseSecondWriteRegion": [["eu", "us"]],
   "proxy.refuseBatchAcrossRegions": [["eu", "us"]],
   "proxy.refuseSqlPrepareAcrossRegions": [["eu", "regions eu, us"]],

@@ -12,6 +12,13 @@ suite_check() {
 run_suite() { # way port out
   local out=$3/regress sched=$PGREG_SRC/parallel_schedule port=$2 extra=
   mkdir -p "$out"; chown -R postgres: "$3"
+  # In transaction pooling `temp`'s PREPARE TRANSACTION 'twophase_search' succeeds (the pooled
+  # backend already has a temporary namespace) and stays prepared, holding database regression:
+  # the next run could not drop it. Roll it back first (it is only ever the suite's own).
+  "$PG_BINDIR/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -Atqc \
+    "SELECT 1 FROM pg_prepared_xacts WHERE gid = 'twophase_search' AND database = 'regression'" 2>/dev/null | grep -q 1 &&
+    "$PG_BINDIR/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -d regression -qc "ROLLBACK PREPARED 'twophase_search'" &&
+    echo "rolled back the prepared transaction twophase_search left in regression by an earlier run"
   if [ "${PGREG_SETUP:-}" = direct ] && [ "$1" != direct ]; then
     # Diagnosis variant: test_setup (which loads its tables with server-side COPY FROM a file) runs
     # directly against PostgreSQL and creates the `regression` database; the rest of the schedule then

@@ -163,6 +163,19 @@ export function refuseFunctionCall(): PgError {
   });
 }
 
+/**
+ * currval() or lastval() without a server connection of the client's own (transaction pooling):
+ * they read what nextval() drew earlier in the server's session, and the server session a
+ * statement runs on may have served other clients since, or never this one.
+ */
+export function refuseSessionSequenceValue(fn: string): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message: `${fn}() is not supported in transaction pooling: it reads the sequence values drawn earlier in one server session, and this client's statements do not keep one`,
+    hint: 'Take the value where it is drawn (INSERT ... RETURNING, or nextval() itself), or use [pool] mode = "session" for this client.',
+  });
+}
+
 /** The client names a prepared statement it never prepared (or closed). */
 export function unknownStatement(name: string): PgError {
   return new PgError({

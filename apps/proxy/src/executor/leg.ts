@@ -13,6 +13,8 @@ export class Leg {
   retire = false;
   /** Set once the connection broke. */
   broken: PgError | null = null;
+  /** The server's FATAL (or PANIC) on this connection went to the client as an answer of its. */
+  fatalRelayed = false;
   /** The transaction block this leg opened wrote something. */
   wrote = false;
   /** Writes made so far: a marker taken after one write tells whether anything followed it. */

@@ -10,7 +10,7 @@ import {
   type PgError,
   type TransactionStatus,
 } from "@geo/proto";
-import { sqlStateOf } from "../observability/sql-state.js";
+import { endsSession, sqlStateOf } from "../observability/sql-state.js";
 import type { ClientWriter } from "./client-writer.js";
 import type { Leg } from "./leg.js";
 import { type Entry, endsUnit, type LocalEntry, type Unit } from "./relay-unit.js";
@@ -302,6 +302,7 @@ export class Relay {
       if (relayed) {
         this.errorsSent++;
         this.onErrorSent?.(sqlStateOf(frame.payload));
+        if (endsSession(frame.payload)) leg.fatalRelayed = true;
         this.send(frame.bytes, leg);
       }
       // A Query's or a Sync's answer goes on to its ReadyForQuery (a Sync fails when the implicit

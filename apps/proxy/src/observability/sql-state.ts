@@ -1,5 +1,7 @@
 /** `C`: the field of an ErrorResponse that carries the SQLSTATE. */
 const CODE_FIELD = 0x43;
+/** `V`: the severity, never translated (PostgreSQL 9.6 and later). */
+const SEVERITY_FIELD = 0x56;
 
 /**
  * The SQLSTATE of an ErrorResponse payload (the bytes after the code and length), read in place:
@@ -17,4 +19,24 @@ export function sqlStateOf(payload: Buffer): string {
     at = end + 1;
   }
   return "XX000";
+}
+
+/**
+ * True when an ErrorResponse payload's severity is FATAL or PANIC: the server ends the session
+ * after it, and the client that reads it expects its connection to close.
+ */
+export function endsSession(payload: Buffer): boolean {
+  let at = 0;
+  while (at < payload.length) {
+    const type = payload[at]!;
+    if (type === 0) break;
+    const end = payload.indexOf(0, at + 1);
+    if (end < 0) break;
+    if (type === SEVERITY_FIELD) {
+      const severity = payload.toString("latin1", at + 1, end);
+      return severity === "FATAL" || severity === "PANIC";
+    }
+    at = end + 1;
+  }
+  return false;
 }

@@ -8,6 +8,7 @@ import type { Leg } from "../executor/leg.js";
 import { runMultiRegion } from "../executor/multi-region.js";
 import { mayReadOnReplica, noteWrite } from "../replicas/replica-read.js";
 import type { Route } from "../routing/router.js";
+import { refuseSessionSequences } from "./session-sequences.js";
 
 /**
  * Runs one statement whose route is known. `send` writes the statement to the leg and queues
@@ -27,6 +28,7 @@ export async function runRouted(
     session.fail(route.error, mode);
     return null;
   }
+  if (refuseSessionSequences(session, [analysis], mode)) return null;
   if (route.kind === "multi-region") {
     await runMultiRegion(session, analysis, route.plan, mode);
     if (route.plan.kind === "distributed-write")

@@ -74,6 +74,15 @@ export function onLegLost(session: SessionPort, leg: Leg, error: PgError): void 
     else session.fatal(serverFatal ?? pinnedConnectionLost(leg.region));
     return;
   }
+  if (leg.fatalRelayed) {
+    // The server's FATAL went to the client as its statement's answer (pg_terminate_backend of
+    // the backend running it, a server shutting down): a client told FATAL expects its
+    // connection to end, as PostgreSQL ends it, and a second error for the same statement would
+    // break the protocol. So the client's session ends here too, in transaction pooling as well.
+    leg.release(true);
+    session.close();
+    return;
+  }
   if (wasPinned) {
     session.pins.record({
       sessionEffects: [{ kind: "discard", local: false, value: "all" }],

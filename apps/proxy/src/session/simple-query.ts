@@ -21,6 +21,7 @@ import type { Route } from "../routing/router.js";
 import { runConsole } from "./console-statement.js";
 import { withColumnList } from "./insert-columns.js";
 import { namesToResolve, withQualifiedNames } from "./qualified-names.js";
+import { refuseSessionSequences } from "./session-sequences.js";
 import { runSessionStatement } from "./session-statement.js";
 import { resetToStartup } from "./settings/reset-to-startup.js";
 import { boundExecute, preparedElsewhere } from "./sql-prepared.js";
@@ -186,6 +187,8 @@ async function forward(
   mode: StatementMode,
   bytes: Buffer,
 ): Promise<void> {
+  // A string sent whole is one unit: any statement of it refused refuses it all, as unsent.
+  if (analyses.length > 1 && refuseSessionSequences(session, analyses, mode)) return;
   const inspect = blockEndsOfString(session, analyses);
   const leg = await session.runRouted(analyses[0]!, route, mode, (l) => {
     session.relay.expect({
