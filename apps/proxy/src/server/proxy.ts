@@ -29,13 +29,11 @@ import { ReplicaService } from "../replicas/replica-service.js";
 import { Router } from "../routing/router.js";
 import { Session } from "../session/session.js";
 import { CancelRegistry } from "./cancel-registry.js";
-import { FunctionWatch } from "./function-watch.js";
+import { CatalogReads } from "./catalog-reads.js";
 import { LateRegions } from "./late-regions.js";
 import { refuseSocket } from "./refuse-socket.js";
 import { RegionCollations } from "./region-collations.js";
 import type { ProxyRuntime } from "./runtime.js";
-import { SchemaDrift } from "./schema-drift.js";
-import { SequenceIds } from "./sequence-ids.js";
 import { probeRegions, startRefusal } from "./start-probes.js";
 import { StartupError } from "./startup-error.js";
 
@@ -140,16 +138,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   const reachable = probes.filter((probe) => probe.error === null).map((probe) => probe.region);
   // With replicas listed, one monitor probes every backend before the first client is served, and
   // the admin port shows what it probes (no second set of probes).
-  // Serial and identity columns of geo-partitioned tables, whose ids would collide (docs/ids.md).
-  const sequenceIds = new SequenceIds(topology, pools, log);
-  await sequenceIds.check(reachable, config.pool.connectTimeoutMs);
-  // Which functions of the database read no table, so may be called across regions.
-  const functionWatch = new FunctionWatch(router.functions, topology, pools, log);
-  if (reachable.includes(topology.home.id)) await functionWatch.read(config.pool.connectTimeoutMs);
-  router.onFunctionChange = () => functionWatch.changed();
-  // Whether every region's copies of the configured tables are alike (SHOW SCHEMA).
-  const schemaDrift = new SchemaDrift(topology, pools, log);
-  await schemaDrift.check(config.pool.connectTimeoutMs, reachable);
+  const catalog = await CatalogReads.atStart(router, pools, log, reachable, config.pool.connectTimeoutMs);
   const replicas = ReplicaService.create(config, topology, security.connect);
   await replicas?.start();
   let txnRef: TxnService | undefined;
@@ -165,12 +154,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       ? {}
       : { health: replicas.health, replicaPools: () => replicas.pools.stats() }),
     downAtStart: down.map((probe) => ({ region: probe.region, reason: probe.error ?? "unreachable" })),
-    facts: () => [
-      ...collations.facts(),
-      ...sequenceIds.facts(),
-      ...schemaDrift.facts(),
-      ...(txnRef?.claimFacts() ?? []),
-    ],
+    facts: () => [...collations.facts(), ...catalog.facts(), ...(txnRef?.claimFacts() ?? [])],
     analysisOf: (route) => router.analysisOf(route),
     traffic: security.traffic,
   }).catch(async (error: unknown) => {
@@ -242,7 +226,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     cancels: new CancelRegistry(),
     homeParameters,
     collations,
-    schemaDrift,
+    schemaDrift: catalog.schemaDrift,
     nextSequence: () => ++sequence,
     consoleContext: (user: string, clientAddress?: string): ConsoleContext => ({
       config,
@@ -253,7 +237,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       poolStats: () => [...pools.stats(), ...(replicas?.pools.stats() ?? [])],
       user,
       observed: observability.console,
-      schema: () => schemaDrift.report(),
+      schema: () => catalog.schemaDrift.report(),
       replicas,
       clientAddress,
     }),
@@ -307,8 +291,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     server.listen(port, host, () => resolve());
   });
   const address = server.address();
-  schemaDrift.start(config.pool.connectTimeoutMs);
-  functionWatch.start(config.pool.connectTimeoutMs);
+  catalog.start(config.pool.connectTimeoutMs);
   const boundPort = typeof address === "object" && address !== null ? address.port : port;
   log.info({ host, port: boundPort, regions: topology.regionIds }, "geoproxy listening");
 
@@ -341,8 +324,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
         await stopped;
         await late.close();
         await moves?.close();
-        await schemaDrift.close();
-        await functionWatch.close();
+        await catalog.close();
         await storeClaim?.close();
         await txn.close();
         await observability.close();
