@@ -46,6 +46,19 @@ describe("functions the database defines, called across regions", () => {
     expect(await sqlState(client.query({ text: "SELECT order_count() + $1", values: [1] }))).toBe("0A000");
   });
 
+  it("refuses it in a string of several statements too, and reads functions created on the servers directly", async () => {
+    expect(await sqlState(client.query("SELECT 1; SELECT order_count()"))).toBe("0A000");
+    for (const region of Object.values(regions.direct))
+      await region.query(
+        "CREATE FUNCTION made_here(bigint) RETURNS bigint LANGUAGE sql IMMUTABLE AS 'SELECT $1'",
+      );
+    const sql = "SELECT count(*)::int AS n FROM orders WHERE made_here(id) > 2";
+    await regions.reference.query(
+      "CREATE FUNCTION made_here(bigint) RETURNS bigint LANGUAGE sql IMMUTABLE AS 'SELECT $1'",
+    );
+    expect((await client.query(sql)).rows).toEqual((await regions.reference.query(sql)).rows);
+  });
+
   it("runs it in the one region a hint names, as that region answers it", async () => {
     const hinted = await client.query("/* geo: region=us-east */ SELECT order_count()::int AS n");
     const direct = await regions.direct["us-east"].query("SELECT count(*)::int AS n FROM orders");

@@ -16,7 +16,6 @@ import {
   fromRefusal,
   internalError,
   refuseCopyFrom,
-  refuseDatabaseFunction,
   refuseUnqualifiedTable,
 } from "../errors/catalog.js";
 import { DatabaseFunctions } from "./database-functions.js";
@@ -59,7 +58,7 @@ export class Router {
   readonly #recentRoutes: (Route | undefined)[] = new Array(RECENT_ROUTES);
   readonly #recentAnalyses: (Analysis | undefined)[] = new Array(RECENT_ROUTES);
   #recent = 0;
-  /** The database's functions known to read no table (server/function-watch.ts keeps it current). */
+  /** The database's functions known to read no table (session/database-function-calls.ts asks it). */
   readonly functions = new DatabaseFunctions();
   /** Called when a statement routed may change a function (CREATE/ALTER/DROP FUNCTION, ...). */
   onFunctionChange: (() => void) | undefined;
@@ -131,10 +130,6 @@ export class Router {
 
   private decide(analysis: Analysis, params?: readonly ParamValue[], searchPath?: readonly string[]): Route {
     if (analysis.kind === "ddl" && CHANGES_FUNCTIONS.test(analysis.command)) this.onFunctionChange?.();
-    const opaque = this.opaqueFunction(analysis);
-    if (opaque !== undefined) {
-      return { kind: "error", error: refuseDatabaseFunction(opaque), refusal: "database-function" };
-    }
     if (searchPath !== undefined) {
       const refusal = this.refuseUnqualifiedElsewhere(analysis, searchPath);
       if (refusal !== null) return { kind: "error", error: refusal, refusal: "unqualified-name" };
@@ -166,18 +161,6 @@ export class Router {
         }
         return { kind: "multi-region", plan: decided };
     }
-  }
-
-  /**
-   * A function the database defines that may read tables, called by a statement that reads or
-   * writes rows across more than one possible region: the first one, or undefined. With one
-   * region, or a region named by a hint, the statement runs where its caller said.
-   */
-  private opaqueFunction(analysis: Analysis): string | undefined {
-    const called = analysis.flags.userFunctions;
-    if (called.length === 0 || this.topology.regions.length === 1) return undefined;
-    if (!PLACED_BY_ROWS.has(analysis.kind) || analysis.hints.region !== undefined) return undefined;
-    return this.functions.firstOpaque(called);
   }
 
   /**

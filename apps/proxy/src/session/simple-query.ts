@@ -19,6 +19,7 @@ import { cursorOutsideBlock } from "../errors/catalog.js";
 import type { Admission } from "../moves/moves.js";
 import type { Route } from "../routing/router.js";
 import { runConsole } from "./console-statement.js";
+import { refuseDatabaseFunctionCall } from "./database-function-calls.js";
 import { withColumnList } from "./insert-columns.js";
 import { namesToResolve, withQualifiedNames } from "./qualified-names.js";
 import { refuseSessionSequences } from "./session-sequences.js";
@@ -89,8 +90,8 @@ export async function runStatement(
   }
   let analysis = bound ?? given;
   if (bound !== null) queryBytes = null;
-  // A function created or changed through the proxy just before: read from the catalog first.
-  await session.runtime.router.functions.current(analysis.flags.userFunctions);
+  // A function of the database that may read tables would see one region's rows only.
+  if (await refuseDatabaseFunctionCall(session, analysis, mode)) return;
   // Unqualified names that the session's search_path may resolve away from public: resolved.
   const qualified = await withQualifiedNames(session, analysis, mode);
   if (qualified === "failed") return;
@@ -230,7 +231,12 @@ async function runBatchAdmitted(
   const searchPath = session.searchPath();
   const routes = analyses.map((analysis) => router.route(analysis, undefined, searchPath));
   // A name that only the catalog can place keeps the statements apart (runStatement resolves it).
-  const resolving = analyses.some((analysis) => namesToResolve(session, analysis).length > 0);
+  // So does a call of a database function, which runStatement judges.
+  const several = router.topology.regions.length > 1;
+  const resolving = analyses.some(
+    (analysis) =>
+      namesToResolve(session, analysis).length > 0 || (several && analysis.flags.userFunctions.length > 0),
+  );
   const region = resolving ? null : singleRegion(session, analyses, routes);
   if (region !== null) {
     const readOnly = routes.every((route) => route.kind !== "region" || route.readOnly);

@@ -17,6 +17,7 @@ import type { Route } from "../../routing/router.js";
 import { resultTypeChanged } from "../../scatter/errors.js";
 import { boundParams, ScatterPortal } from "../../scatter/scatter-portal.js";
 import { decodeBinaryParam } from "../binary-params.js";
+import { refuseDatabaseFunctionCall } from "../database-function-calls.js";
 import type { BackendCopy, ClientStatement, ShapeCheck } from "./client-statement.js";
 import { describeOnServer } from "./describe-message.js";
 import { EXTENDED, type ExtendedState } from "./extended-state.js";
@@ -46,7 +47,7 @@ export async function bindMessage(session: SessionPort, state: ExtendedState, fr
     }
     moves.admitted(session, admission);
   }
-  await session.runtime.router.functions.current(analysis.flags.userFunctions);
+  if (await refuseDatabaseFunctionCall(session, analysis, EXTENDED)) return;
   const router = session.runtime.router;
   let route: Route = router.route(analysis, undefined, session.searchPath());
   if (route.kind === "deferred") {

@@ -2,6 +2,7 @@ import { decodeParse, type Frame, isProtocolFault, Messages, PgError, protocolVi
 import type { SessionPort } from "../../engine/session-port.js";
 import { duplicateStatement } from "../../errors/catalog.js";
 import type { Route } from "../../routing/router.js";
+import { refuseDatabaseFunctionCall } from "../database-function-calls.js";
 import { backendNameOf, type ClientStatement } from "./client-statement.js";
 import { EXTENDED, type ExtendedState } from "./extended-state.js";
 import { prepareOn } from "./statement-cache.js";
@@ -43,7 +44,7 @@ export async function parseMessage(session: SessionPort, state: ExtendedState, f
     if (previous === undefined) state.statements.delete(message.name);
     else state.statements.set(message.name, previous);
   };
-  await session.runtime.router.functions.current(analysis.flags.userFunctions);
+  if (await refuseDatabaseFunctionCall(session, analysis, EXTENDED)) return;
   const route = session.runtime.router.route(analysis, undefined, session.searchPath());
   // A named SET, RESET, DISCARD... the proxy runs itself. With a connection of its own
   // (session pooling) the client's server lists every statement it prepared in
