@@ -2,7 +2,10 @@ import type { Analysis } from "@geo/sql";
 import type { SessionPort } from "../engine/session-port.js";
 import type { Leg } from "../executor/leg.js";
 import { SessionPins } from "./session-pins.js";
+import { searchPathSchemas, UNKNOWN_SEARCH_PATH } from "./session-settings.js";
+import { quoteLiteral } from "./settings/quote.js";
 import { StringBlockSettings } from "./string-block-settings.js";
+import type { Transaction } from "./transaction.js";
 
 /** Records what a statement that succeeded changed in the session (settings, pins). */
 export function recordEffects(
@@ -17,6 +20,7 @@ export function recordEffects(
     if (block !== null && analysis.transaction !== undefined) block.control(analysis.transaction);
     if (analysis.sessionEffects.length === 0) continue;
     session.settings.record(analysis);
+    if (session.txn !== null && analysis.kind === "select") recordLocalSearchPath(session.txn, analysis);
     if (
       analysis.sessionEffects.some(
         (effect) =>
@@ -73,6 +77,26 @@ export function recordEffects(
     }
   }
   unpinIfFree(session);
+}
+
+/**
+ * `SELECT set_config('search_path', ..., true)` sets the block's search_path as SET LOCAL does (a
+ * SET LOCAL statement is recorded where it runs, session-statement.ts): the block's later names
+ * are resolved under it, and connections the block opens later get it with their BEGIN.
+ */
+function recordLocalSearchPath(txn: Transaction, analysis: Analysis): void {
+  for (const effect of analysis.sessionEffects) {
+    if (effect.kind !== "set-config" || !effect.local) continue;
+    const name = effect.name?.toLowerCase();
+    if (name !== undefined && name !== "search_path") continue;
+    if (name === undefined || effect.value === undefined) {
+      // Unreadable, so not replayed on connections opened later: every name is resolved by the catalog.
+      txn.localSettings.push({ sql: null, searchPath: UNKNOWN_SEARCH_PATH });
+      continue;
+    }
+    const sql = `SELECT pg_catalog.set_config('search_path', ${quoteLiteral(effect.value)}, true)`;
+    txn.localSettings.push({ sql, searchPath: searchPathSchemas(sql) });
+  }
 }
 
 /**

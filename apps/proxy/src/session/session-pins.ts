@@ -27,6 +27,15 @@ export class SessionPins {
     return this.listens.size > 0 || this.objects.size > 0;
   }
 
+  /**
+   * A temporary table lives (or may live, after a statement the proxy could not read): its name
+   * comes before every schema in the search_path, so only the catalog can say what a name reads.
+   */
+  get mayHoldTempTables(): boolean {
+    for (const name of this.objects) if (name.startsWith("temp:") || name === "unknown") return true;
+    return false;
+  }
+
   /** True when the statement creates something that must stay on its connection. */
   static pins(analysis: Analysis): boolean {
     return analysis.sessionEffects.some(

@@ -269,6 +269,27 @@ export function parseOptions(options: string): [string, string][] {
 /** Settings whose value is a list of names PostgreSQL quotes one by one (GUC_LIST_QUOTE). */
 const QUOTED_LISTS = new Set(["search_path", "temp_tablespaces"]);
 
+/** A search_path whose schemas cannot be read (set from a computed value): it may shadow anything. */
+export const UNKNOWN_SEARCH_PATH: readonly string[] = Object.freeze(["<unknown>"]);
+
+/**
+ * The search_path a statement of local settings (SET LOCAL, set_config(..., true)) leaves the
+ * block with, or null when it does not set it. A setting whose name or value the analysis could
+ * not read may be search_path: unknown.
+ */
+export function localSearchPathOf(analysis: Analysis, sql: string): readonly string[] | null {
+  let searchPath: readonly string[] | null = null;
+  for (const effect of analysis.sessionEffects) {
+    const name = effect.name?.toLowerCase();
+    if (name !== undefined && name !== "search_path") continue;
+    if (effect.kind === "set" && name !== undefined) searchPath = searchPathSchemas(sql);
+    else if (effect.kind === "set-config" && name !== undefined && effect.value !== undefined)
+      searchPath = searchPathSchemas(`set_config('search_path', ${quoteLiteral(effect.value)}`);
+    else searchPath = UNKNOWN_SEARCH_PATH;
+  }
+  return searchPath;
+}
+
 export function searchPathSchemas(statement: string): string[] {
   const setConfig = /set_config\(\s*'search_path'\s*,\s*'((?:[^']|'')*)'/i.exec(statement);
   const list =

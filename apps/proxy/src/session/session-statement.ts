@@ -4,6 +4,7 @@ import type { SessionPort } from "../engine/session-port.js";
 import type { StatementMode } from "../engine/statement-mode.js";
 import { refuseHeldExecuteExtended, refuseSqlPrepareAcrossRegions } from "../errors/catalog.js";
 import type { Route } from "../routing/router.js";
+import { localSearchPathOf } from "./session-settings.js";
 import { resetToStartup, sendResetToStartup } from "./settings/reset-to-startup.js";
 import { heldNameInUse, preparedElsewhere, prepareHeld } from "./sql-prepared.js";
 import { stateRegion } from "./state-region.js";
@@ -102,6 +103,7 @@ export async function runSessionStatement(
     await session.runOnLeg(leg, sql, "quiet", mode.extended);
     if (analysis.sessionEffects.some((effect) => !effect.local)) txn.settingsLegs.add(leg);
   }
-  if (analysis.sessionEffects.every((effect) => effect.local)) txn.localSettings.push(sql);
+  if (analysis.sessionEffects.every((effect) => effect.local))
+    txn.localSettings.push({ sql, searchPath: localSearchPathOf(analysis, sql) });
   await session.settle();
 }

@@ -155,7 +155,8 @@ export class Session implements ClientHandler, SessionPort {
 
   /** The schemas of the search_path the client set (with `$user` as its role), or undefined. */
   searchPath(): readonly string[] | undefined {
-    const schemas = this.settings.searchPath();
+    // A SET LOCAL of the open block holds until the block ends (or rolls back to before it).
+    const schemas = this.txn?.localSearchPath() ?? this.settings.searchPath();
     if (schemas === undefined || !schemas.includes("$user")) return schemas;
     return schemas.map((schema) => (schema === "$user" ? this.user : schema));
   }

@@ -18,10 +18,11 @@ import { runTransactionControl } from "../engine/transaction-control.js";
 import { cursorOutsideBlock } from "../errors/catalog.js";
 import type { Admission } from "../moves/moves.js";
 import type { Route } from "../routing/router.js";
+import { unqualifiedNames } from "../routing/search-path.js";
 import { runConsole } from "./console-statement.js";
 import { refuseDatabaseFunctionCall } from "./database-function-calls.js";
 import { withColumnList } from "./insert-columns.js";
-import { namesToResolve, withQualifiedNames } from "./qualified-names.js";
+import { changesNameResolution, namesToResolve, withQualifiedNames } from "./qualified-names.js";
 import { refuseSessionSequences } from "./session-sequences.js";
 import { runSessionStatement } from "./session-statement.js";
 import { resetToStartup } from "./settings/reset-to-startup.js";
@@ -233,10 +234,14 @@ async function runBatchAdmitted(
   // A name that only the catalog can place keeps the statements apart (runStatement resolves it).
   // So does a call of a database function, which runStatement judges.
   const several = router.topology.regions.length > 1;
-  const resolving = analyses.some(
-    (analysis) =>
-      namesToResolve(session, analysis).length > 0 || (several && analysis.flags.userFunctions.length > 0),
-  );
+  const resolving =
+    analyses.some(
+      (analysis) =>
+        namesToResolve(session, analysis).length > 0 || (several && analysis.flags.userFunctions.length > 0),
+    ) ||
+    (several &&
+      analyses.some(changesNameResolution) &&
+      analyses.some((a) => unqualifiedNames(a.tables).length > 0));
   const region = resolving ? null : singleRegion(session, analyses, routes);
   if (region !== null) {
     const readOnly = routes.every((route) => route.kind !== "region" || route.readOnly);

@@ -25,8 +25,12 @@ export class Transaction {
   readonly savepoints: { name: string; sql: string; settings: SessionSettings; localSettings: number }[] = [];
   /** Legs where the client's own SET/RESET ran inside this block: their settings change with its outcome. */
   readonly settingsLegs = new Set<Leg>();
-  /** SET LOCAL statements of this block, replayed on legs opened after them. */
-  readonly localSettings: string[] = [];
+  /**
+   * SET LOCAL statements of this block, replayed on legs opened after them, with the search_path
+   * each sets (null: none; `UNKNOWN_SEARCH_PATH` when its value cannot be read).
+   */
+  readonly localSettings: { readonly sql: string | null; readonly searchPath: readonly string[] | null }[] =
+    [];
 
   constructor(
     /** The client's BEGIN, replayed on each region's connection. */
@@ -72,9 +76,20 @@ export class Transaction {
 
   /** The statements that open this block on a new connection. */
   openingSql(): string {
-    return [this.beginSql, ...this.savepoints.map((savepoint) => savepoint.sql), ...this.localSettings].join(
-      "; ",
-    );
+    return [
+      this.beginSql,
+      ...this.savepoints.map((savepoint) => savepoint.sql),
+      ...this.localSettings.flatMap((setting) => (setting.sql === null ? [] : [setting.sql])),
+    ].join("; ");
+  }
+
+  /** The search_path a SET LOCAL of this block set last (what the block now searches), if any. */
+  localSearchPath(): readonly string[] | undefined {
+    for (let i = this.localSettings.length - 1; i >= 0; i--) {
+      const searchPath = this.localSettings[i]!.searchPath;
+      if (searchPath !== null) return searchPath;
+    }
+    return undefined;
   }
 
   /**

@@ -21,6 +21,7 @@ import { refuseDatabaseFunctionCall } from "../database-function-calls.js";
 import type { BackendCopy, ClientStatement, ShapeCheck } from "./client-statement.js";
 import { describeOnServer } from "./describe-message.js";
 import { EXTENDED, type ExtendedState } from "./extended-state.js";
+import { qualifiedAtBind } from "./qualified-at-bind.js";
 import { checkShape, prepareOn } from "./statement-cache.js";
 
 export async function bindMessage(session: SessionPort, state: ExtendedState, frame: Frame): Promise<void> {
@@ -34,8 +35,11 @@ export async function bindMessage(session: SessionPort, state: ExtendedState, fr
     session.fail(unknownStatement(view.statement), EXTENDED);
     return;
   }
-  const analysis = statement.analysis;
-  if (session.refuseInFailedBlock(analysis, EXTENDED)) return;
+  if (session.refuseInFailedBlock(statement.analysis, EXTENDED)) return;
+  // Under a search_path that may shadow public, the names are resolved for this execution.
+  const qualified = await qualifiedAtBind(session, state, statement.analysis);
+  if (qualified === "failed") return;
+  const analysis = qualified ?? statement.analysis;
   const moves = session.runtime.moves;
   if (moves !== undefined) {
     // Held while a move has its key; released once the batch's Sync is answered.
