@@ -83,4 +83,27 @@ describe("SHOW SCHEMA and the schema_drift alert", () => {
     const alerts = await client.query("SHOW ALERTS");
     expect(alerts.rows.filter((row) => row.name === "schema_drift")).toEqual([]);
   });
+
+  it("compares the regions again right after a DDL passes through the proxy, without waiting for the interval", async () => {
+    // The interval is 60 s; each wait below ends as soon as SHOW SCHEMA shows the change, and
+    // gives up after 20 s, which only a check started by the DDL can beat.
+    const until = async (wanted: (lines: string[]) => boolean): Promise<string[]> => {
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const lines = (await statusOf()).filter((line) => !line.endsWith(" same"));
+        if (wanted(lines) || Date.now() > deadline) return lines;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    await regions.direct["us-east"].query("ALTER TABLE orders ADD COLUMN note text");
+    try {
+      expect((await statusOf()).filter((line) => !line.endsWith(" same"))).toEqual([]);
+      await client.query("CREATE FUNCTION drift_probe() RETURNS integer LANGUAGE sql AS 'SELECT 1'");
+      expect(await until((lines) => lines.length > 0)).toEqual(["public.orders us-east differs"]);
+    } finally {
+      await regions.direct["us-east"].query("ALTER TABLE orders DROP COLUMN note");
+    }
+    await client.query("DROP FUNCTION drift_probe()");
+    expect(await until((lines) => lines.length === 0)).toEqual([]);
+  });
 });

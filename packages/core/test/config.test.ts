@@ -279,6 +279,15 @@ region = "eu-central"
     expect(configError(`${server}workers = 0\n`).path).toBe("server.workers");
   });
 
+  it("reads the schema check interval, 60 s by default, and refuses one under a second at its line", () => {
+    const server = `${REGIONS}\n[server]\n`;
+    expect(parseConfig(REGIONS).server.schemaCheckIntervalMs).toBe(60_000);
+    expect(parseConfig(`${server}schema_check_interval_ms = 5000\n`).server.schemaCheckIntervalMs).toBe(5000);
+    const error = configError(`${server}schema_check_interval_ms = 999\n`);
+    expect(error.path).toBe("server.schema_check_interval_ms");
+    expect(error.line).toBe(server.split("\n").length);
+  });
+
   it("reads the directory store's move batch, 25 keys unless set, and refuses a batch of 0", () => {
     expect(parseConfig(`${REGIONS}\n[directory_store]\n`).directoryStore?.batch).toBe(25);
     expect(parseConfig(`${REGIONS}\n[directory_store]\nbatch = 5\n`).directoryStore?.batch).toBe(5);

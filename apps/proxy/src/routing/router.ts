@@ -62,6 +62,8 @@ export class Router {
   readonly functions = new DatabaseFunctions();
   /** Called when a statement routed may change a function (CREATE/ALTER/DROP FUNCTION, ...). */
   onFunctionChange: (() => void) | undefined;
+  /** Called when a DDL is planned, so the regions' table shapes are compared again soon. */
+  onSchemaChange: (() => void) | undefined;
 
   constructor(
     readonly analyzer: Analyzer,
@@ -129,7 +131,10 @@ export class Router {
   }
 
   private decide(analysis: Analysis, params?: readonly ParamValue[], searchPath?: readonly string[]): Route {
-    if (analysis.kind === "ddl" && CHANGES_FUNCTIONS.test(analysis.command)) this.onFunctionChange?.();
+    if (analysis.kind === "ddl") {
+      if (CHANGES_FUNCTIONS.test(analysis.command)) this.onFunctionChange?.();
+      this.onSchemaChange?.();
+    }
     if (searchPath !== undefined) {
       const refusal = this.refuseUnqualifiedElsewhere(analysis, searchPath);
       if (refusal !== null) return { kind: "error", error: refusal, refusal: "unqualified-name" };

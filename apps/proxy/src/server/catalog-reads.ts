@@ -36,6 +36,7 @@ export class CatalogReads {
     router.onFunctionChange = () => functionWatch.changed();
     const schemaDrift = new SchemaDrift(topology, pools, log);
     await schemaDrift.check(timeoutMs, reachable);
+    router.onSchemaChange = () => schemaDrift.soon();
     return new CatalogReads(sequenceIds, functionWatch, schemaDrift);
   }
 
@@ -43,9 +44,9 @@ export class CatalogReads {
     return [...this.sequenceIds.facts(), ...this.schemaDrift.facts()];
   }
 
-  /** Reads the functions and the tables' shapes again every minute until `close()`. */
-  start(timeoutMs: number): void {
-    this.schemaDrift.start(timeoutMs);
+  /** Reads the functions every minute and the tables' shapes every `schemaIntervalMs` until `close()`. */
+  start(timeoutMs: number, schemaIntervalMs: number): void {
+    this.schemaDrift.start(timeoutMs, schemaIntervalMs);
     this.functionWatch.start(timeoutMs);
   }
 

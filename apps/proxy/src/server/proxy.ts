@@ -291,7 +291,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     server.listen(port, host, () => resolve());
   });
   const address = server.address();
-  catalog.start(config.pool.connectTimeoutMs);
+  catalog.start(config.pool.connectTimeoutMs, config.server.schemaCheckIntervalMs);
   const boundPort = typeof address === "object" && address !== null ? address.port : port;
   log.info({ host, port: boundPort, regions: topology.regionIds }, "geoproxy listening");
 

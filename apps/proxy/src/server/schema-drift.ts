@@ -9,6 +9,9 @@ export type { SchemaDriftReport, SchemaDriftRow } from "./schema-drift-report.js
 /** How often the regions' schemas are compared again after the check at start. */
 export const SCHEMA_CHECK_INTERVAL_MS = 60_000;
 
+/** How long after a DDL is planned the regions are compared again. */
+export const DDL_SETTLE_MS = 500;
+
 /** A table's shape in one region: its live columns in order, and its indexes without their names. */
 interface TableShape {
   readonly columns: string[];
@@ -116,22 +119,56 @@ export class SchemaDrift {
 
   #facts: Fact[] = [];
 
+  #timeoutMs = 0;
+  #soon: NodeJS.Timeout | undefined;
+  #again = false;
+  #closed = false;
+
   /** Checks again every `intervalMs` until `close()`; a check still running is not doubled. */
   start(timeoutMs: number, intervalMs = SCHEMA_CHECK_INTERVAL_MS): void {
-    this.#timer = setInterval(() => {
-      if (this.#running !== undefined) return;
-      this.#running = this.check(timeoutMs)
-        .catch((error: unknown) => this.log.warn({ err: error }, "the schema drift check failed"))
-        .finally(() => {
-          this.#running = undefined;
-        });
-    }, intervalMs);
+    this.#timeoutMs = timeoutMs;
+    this.#timer = setInterval(() => this.#run(), intervalMs);
     this.#timer.unref();
   }
 
+  /**
+   * A DDL was planned: check again once it has had time to commit. The hook fires when the DDL is
+   * planned, before any region ran it, so the check waits `settleMs` (later DDLs push it back), and
+   * a check already running is followed by one more.
+   */
+  soon(settleMs = DDL_SETTLE_MS): void {
+    if (this.#closed || this.#timer === undefined) return;
+    if (this.#soon !== undefined) clearTimeout(this.#soon);
+    this.#soon = setTimeout(() => {
+      this.#soon = undefined;
+      this.#run();
+    }, settleMs);
+    this.#soon.unref();
+  }
+
+  #run(): void {
+    if (this.#closed) return;
+    if (this.#running !== undefined) {
+      this.#again = true;
+      return;
+    }
+    this.#running = this.check(this.#timeoutMs)
+      .catch((error: unknown) => this.log.warn({ err: error }, "the schema drift check failed"))
+      .finally(() => {
+        this.#running = undefined;
+        if (this.#again) {
+          this.#again = false;
+          this.#run();
+        }
+      });
+  }
+
   async close(): Promise<void> {
+    this.#closed = true;
     if (this.#timer !== undefined) clearInterval(this.#timer);
+    if (this.#soon !== undefined) clearTimeout(this.#soon);
     this.#timer = undefined;
+    this.#soon = undefined;
     await this.#running;
   }
 

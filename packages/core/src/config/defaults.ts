@@ -13,6 +13,7 @@ export const DEFAULTS = {
     analysisCacheSize: 4096,
     maxMessageBytes: 64 * 1024 * 1024,
     workers: 1,
+    schemaCheckIntervalMs: 60_000,
   },
   region: {
     port: 5432,

@@ -113,6 +113,7 @@ function readServer(reader: FieldReader | undefined): ServerConfig {
     "analysis_cache_size",
     "max_message_bytes",
     "workers",
+    "schema_check_interval_ms",
   ]);
   const workers = reader.integer("workers", d.workers, 1, 1024);
   // Several processes on one port would each be a proxy of their own over the same regions:
@@ -135,6 +136,8 @@ function readServer(reader: FieldReader | undefined): ServerConfig {
     // PostgreSQL's own limit is 1 GiB - 1; a client's message is buffered whole before it is handled.
     maxMessageBytes: reader.integer("max_message_bytes", d.maxMessageBytes, 8192, 0x3fffffff),
     workers,
+    // Each check reads two catalog queries per region; under a second it would load the servers.
+    schemaCheckIntervalMs: reader.integer("schema_check_interval_ms", d.schemaCheckIntervalMs, 1000, MAX_MS),
   };
 }
 

@@ -84,6 +84,8 @@ export interface ServerConfig {
   readonly maxMessageBytes: number;
   /** Processes serving the port: one (several workers are not available yet, and are refused). */
   readonly workers: number;
+  /** How often every region's copies of the configured tables are compared again (SHOW SCHEMA). */
+  readonly schemaCheckIntervalMs: number;
 }
 
 export interface RoutingConfig {
