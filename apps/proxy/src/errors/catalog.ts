@@ -131,14 +131,14 @@ export function cursorOutsideBlock(): PgError {
 }
 
 /**
- * An unqualified table name the session's search_path may resolve away from the table planned:
- * through Parse/Bind (a simple Query has its names resolved first), or a name no schema holds.
+ * An unqualified table name the session's search_path may resolve away from the table planned,
+ * left after the catalog lookup (session/qualified-names.ts): a name no schema holds, or DDL's.
  */
 export function refuseUnqualifiedTable(name: string, qualified: string): PgError {
   return new PgError({
     code: SqlState.feature_not_supported,
     message: `the unqualified table name ${name} cannot be routed under the session's search_path: it may name ${qualified} or another schema's table`,
-    hint: `Qualify the name (${qualified}), send the statement as a simple Query (its names are then looked up in the catalog), or search public ahead of other schemas.`,
+    hint: `Qualify the name (${qualified}), or search public ahead of other schemas.`,
   });
 }
 

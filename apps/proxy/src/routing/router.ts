@@ -213,7 +213,7 @@ export class Router {
    * Unqualified table names are planned as the configuration's `table` (public) entries. Under a
    * search_path that searches another schema ahead of public, or leaves public out, PostgreSQL
    * may read another table than the one planned (`app.orders`, configured or not): refused, with
-   * a qualified name as the fix. A simple Query has its names resolved by the catalog before it
+   * a qualified name as the fix. A statement has its names resolved by the catalog before it
    * gets here (session/qualified-names.ts), so only names no schema holds are left to refuse.
    */
   private refuseUnqualifiedElsewhere(analysis: Analysis, searchPath: readonly string[]): PgError | null {
