@@ -8,7 +8,7 @@ import { TransactionBlock } from "./transaction-block.js";
 function fakeLease(txStatus: "I" | "T" | "E" = "I") {
   const returned: string[] = [];
   const lease = {
-    connection: { setReceiver() {}, onBroken: () => () => {}, txStatus, readyCount: 1 },
+    connection: { setReceiver() {}, onBroken: () => () => {}, txStatus, readyCount: 1, isQuiescent: true },
     release: (options?: { reset?: boolean }) => returned.push(options?.reset === true ? "reset" : "release"),
     discard: (reason: string) => returned.push(`discard:${reason}`),
   };

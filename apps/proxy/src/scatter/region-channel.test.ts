@@ -1,4 +1,4 @@
-import type { BackendConnection, FrameReceiver } from "@geo/pool";
+import type { BackendConnection, FrameReceiver, Lease } from "@geo/pool";
 import {
   BackendCode,
   encodeCommandComplete,
@@ -9,6 +9,7 @@ import {
   PgError,
 } from "@geo/proto";
 import { describe, expect, it } from "vitest";
+import { Leg } from "../executor/leg.js";
 import { RegionChannel } from "./region-channel.js";
 
 /** A connection that records what is written and lets the test answer as the server would. */
@@ -33,6 +34,9 @@ class FakeConnection {
   cancel(): Promise<void> {
     return Promise.resolve();
   }
+  onBroken(): () => void {
+    return () => undefined;
+  }
   /** Delivers whole encoded backend messages, as the framer would. */
   answer(...messages: Buffer[]): void {
     for (const bytes of messages) {
@@ -41,8 +45,17 @@ class FakeConnection {
   }
 }
 
+/** The channel reads a leg of the session's set, as a scatter does: the leg diverts its frames to it. */
 function channelOn(fake: FakeConnection): RegionChannel {
-  return new RegionChannel("ap-south", fake as unknown as BackendConnection);
+  const lease = { connection: fake as unknown as BackendConnection } as unknown as Lease;
+  return new RegionChannel(
+    new Leg(
+      "ap-south",
+      lease,
+      () => undefined,
+      () => undefined,
+    ),
+  );
 }
 
 const ready = () => encodeReadyForQuery({ status: "I" });
