@@ -119,3 +119,36 @@ describe("a region channel's prelude (the settings replay sent with the statemen
     expect(channel.syncsPending).toBe(0);
   });
 });
+
+describe("a region channel over a leg of the session's set", () => {
+  it("takes the leg's frames while it reads, and hands them back to the relay once detached", async () => {
+    const fake = new FakeConnection();
+    const relayed: number[] = [];
+    const leg = new Leg(
+      "ap-south",
+      { connection: fake as unknown as BackendConnection } as unknown as Lease,
+      (_leg, frame) => relayed.push(frame.code),
+      () => undefined,
+    );
+    fake.answer(ready());
+    expect(relayed).toEqual([BackendCode.ReadyForQuery]);
+    const channel = new RegionChannel(leg);
+    channel.query(encodeQuery({ sql: "SELECT 1" }));
+    fake.answer(encodeCommandComplete({ tag: "SELECT 1" }), ready());
+    expect((await channel.next()).code).toBe(BackendCode.CommandComplete);
+    await channel.settle();
+    expect(relayed).toEqual([BackendCode.ReadyForQuery]);
+    channel.detach();
+    fake.answer(ready());
+    expect(relayed).toEqual([BackendCode.ReadyForQuery, BackendCode.ReadyForQuery]);
+  });
+
+  it("retires the leg it cancels: a late cancel must not reach another client's statement", () => {
+    const fake = new FakeConnection();
+    const channel = channelOn(fake);
+    channel.query(encodeQuery({ sql: "SELECT pg_sleep(10)" }));
+    channel.cancel();
+    expect(channel.cancelled).toBe(true);
+    expect(channel.leg.retire).toBe(true);
+  });
+});
