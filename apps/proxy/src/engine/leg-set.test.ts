@@ -4,11 +4,14 @@ import { SessionSettings } from "../session/session-settings.js";
 import { LegSet } from "./leg-set.js";
 import { TransactionBlock } from "./transaction-block.js";
 
-/** A lease that records how it went back; its connection reports the transaction status given. */
+/**
+ * A lease that records how it went back; its connection reports the transaction status given, and
+ * whether its backend owes a ReadyForQuery (`isQuiescent` false: a statement still runs there).
+ */
 function fakeLease(txStatus: "I" | "T" | "E" = "I") {
   const returned: string[] = [];
   const lease = {
-    connection: { setReceiver() {}, onBroken: () => () => {}, txStatus, readyCount: 1 },
+    connection: { setReceiver() {}, onBroken: () => () => {}, txStatus, readyCount: 1, isQuiescent: true },
     release: (options?: { reset?: boolean }) => returned.push(options?.reset === true ? "reset" : "release"),
     discard: (reason: string) => returned.push(`discard:${reason}`),
   };
@@ -92,6 +95,56 @@ describe("LegSet", () => {
     legs.release(leg);
     legs.release(leg);
     expect(returned).toEqual(["release"]);
+  });
+
+  it("closes a connection whose backend still owes a ReadyForQuery instead of lending it", () => {
+    const legs = legSet();
+    const { lease, returned } = fakeLease();
+    (lease.connection as unknown as { isQuiescent: boolean }).isQuiescent = false;
+    legs.release(legs.open("eu", lease));
+    expect(returned).toEqual(["discard:cancelled"]);
+  });
+
+  it("closes a cancelled connection, and resets one left outside an idle transaction status", () => {
+    const legs = legSet();
+    const cancelled = fakeLease();
+    const leg = legs.open("eu", cancelled.lease);
+    leg.retire = true;
+    legs.release(leg);
+    expect(cancelled.returned).toEqual(["discard:cancelled"]);
+    const open = fakeLease("T");
+    legs.release(legs.open("eu", open.lease));
+    expect(open.returned).toEqual(["reset"]);
+  });
+
+  it("keeps a scatter's connection while the scatter reads it, and gives it back once it lets go", () => {
+    const legs = legSet();
+    const { lease, returned } = fakeLease();
+    const leg = legs.open("eu", lease);
+    legs.mark(leg, "scatter");
+    legs.release(leg);
+    expect(returned).toEqual([]);
+    legs.unmark(leg, "scatter");
+    legs.release(leg);
+    expect(returned).toEqual(["release"]);
+  });
+
+  it("leaves a scatter's connection out of the session's end until the scatter lets go, then closes it if cancelled", () => {
+    const legs = legSet();
+    const plain = legs.open("eu", fakeLease().lease);
+    const scatter = fakeLease();
+    const read = legs.open("us", scatter.lease);
+    legs.block.add(read);
+    legs.mark(read, "scatter");
+    expect(legs.drain()).toEqual([plain]);
+    // Only the scatter's role is left: the block is over with the session.
+    expect(legs.has(read, "block")).toBe(false);
+    expect(scatter.returned).toEqual([]);
+    read.retire = true;
+    legs.unmark(read, "scatter");
+    legs.release(read);
+    expect(scatter.returned).toEqual(["discard:cancelled"]);
+    expect(legs.all()).toEqual([]);
   });
 
   it("keeps one connection per region and role, and forgets every role of a lost one", () => {

@@ -9,15 +9,19 @@ import { Leg } from "../executor/leg.js";
  * - `block`: the open transaction block's connection in its region.
  * - `batch` / `replica-batch`: used by the extended-protocol batch in flight outside a block,
  *   given back at its Sync (a primary's and a replica's connection of one region may both be held).
+ * - `scatter`: read by a read across regions (src/scatter/) while it runs, its frames diverted
+ *   from the relay to the scatter's region channel; a block's connection can have it too.
  */
-export type LegRole = "pinned" | "block" | "batch" | "replica-batch";
+export type LegRole = "pinned" | "block" | "batch" | "replica-batch" | "scatter";
 
 /**
- * The only owner of a session's backend connections. Every connection the session checks out is
- * opened here and goes back to its pool only from here, once no role keeps it and no answer is
- * owed on it (the pool itself retires a connection the backend has not answered in full). Roles
- * are marks on one record per connection rather than separate collections, so a connection cannot
- * be forgotten by one collection while another still uses it.
+ * The only owner of a session's backend connections, scatter's included. Every connection the
+ * session checks out is opened here and goes back to its pool only from here, once no role keeps
+ * it and no answer is owed on it: the backend has sent ReadyForQuery for every Query and Sync
+ * written, with the session's block not open there. A connection that still owes one when nobody
+ * is left to read it (the relay has no answer queued for it), or that a cancel was aimed at, is
+ * closed instead. Roles are marks on one record per connection rather than separate collections,
+ * so a connection cannot be forgotten by one collection while another still uses it.
  */
 export class LegSet {
   private readonly held = new Map<Leg, Set<LegRole>>();
@@ -93,13 +97,14 @@ export class LegSet {
   }
 
   /**
-   * Gives a connection back once it is not needed: kept while pinned, in the block or with answers
-   * outstanding. A batch's mark does not keep it (the batch ended, or the caller knows better).
+   * Gives a connection back once it is not needed: kept while pinned, in the block, read by a
+   * scatter or with answers outstanding. A batch's mark does not keep it (the batch ended, or the
+   * caller knows better).
    */
   release(leg: Leg): void {
     const roles = this.held.get(leg);
     // Not held: already given back, or lost.
-    if (roles === undefined || roles.has("pinned") || roles.has("block")) return;
+    if (roles === undefined || roles.has("pinned") || roles.has("block") || roles.has("scatter")) return;
     if (leg.outstanding > 0) {
       // Asked again once its last answer is in, after that answer's own effects ran (one of
       // them may give the connection a role again: a statement that left a block open).
@@ -107,13 +112,25 @@ export class LegSet {
       return;
     }
     this.forget(leg);
-    leg.release(false);
+    this.giveBack(leg, false);
+  }
+
+  /**
+   * The return rule, in one place: a connection whose backend still owes a ReadyForQuery (a
+   * statement running, an answer unread) would answer the next client with this one's rows, so it
+   * is closed; a cancelled one is closed too (the cancel may land late). One outside an idle
+   * transaction status is reset in full.
+   */
+  private giveBack(leg: Leg, full: boolean): void {
+    const connection = leg.connection;
+    if (leg.broken === null && !leg.retire && !connection.isQuiescent) leg.retire = true;
+    leg.release(full || connection.txStatus !== "I");
   }
 
   /** Gives a connection back whatever marks it has, reset in full when `full` (or closed when unusable). */
   discard(leg: Leg, full: boolean): void {
     this.forget(leg);
-    leg.release(full);
+    this.giveBack(leg, full);
   }
 
   /** The connection broke: it leaves the set, and the roles it had are returned. */
@@ -123,10 +140,23 @@ export class LegSet {
     return roles;
   }
 
-  /** Removes every connection from the set and returns them (the session is closing). */
+  /**
+   * Removes every connection from the set and returns them (the session is closing). A scatter's
+   * connections stay, with only that role: the scatter is still reading them (the session's
+   * cancel hooks stopped what ran there), and once it stops, `release` closes or returns them as
+   * any other. Handing them back now would lend a connection the scatter still writes to.
+   */
   drain(): Leg[] {
-    const legs = this.all();
-    this.held.clear();
+    const legs: Leg[] = [];
+    for (const [leg, roles] of this.held) {
+      if (roles.has("scatter")) {
+        roles.clear();
+        roles.add("scatter");
+        continue;
+      }
+      legs.push(leg);
+      this.held.delete(leg);
+    }
     this.active = null;
     return legs;
   }

@@ -1,5 +1,14 @@
-import type { BackendConnection, Lease } from "@geo/pool";
+import type { BackendConnection, FrameReceiver, Lease } from "@geo/pool";
 import type { Frame, PgError } from "@geo/proto";
+
+/**
+ * Who reads a leg's frames instead of the session's relay while the proxy reads an answer itself
+ * (a scatter's region): told every frame, and told first when the connection breaks.
+ */
+export interface LegConsumer {
+  onFrame(frame: Frame): void;
+  onBroken(error: PgError): void;
+}
 
 /**
  * One backend connection a session holds in one region: for one statement, for a transaction
@@ -21,6 +30,9 @@ export class Leg {
   writeCount = 0;
   private readonly unsubscribe: () => void;
   private onIdle: (() => void) | null = null;
+  /** The receiver that hands frames to the session (the relay): the one set while nobody diverts them. */
+  private readonly own: FrameReceiver;
+  private consumer: LegConsumer | null = null;
 
   constructor(
     readonly region: string,
@@ -30,11 +42,34 @@ export class Leg {
     /** The replica it reads from (`host:port`), or undefined for the region's primary. */
     readonly replica?: string,
   ) {
-    lease.connection.setReceiver({ onFrame: (frame) => onFrame(this, frame) });
+    this.own = { onFrame: (frame) => onFrame(this, frame) };
+    lease.connection.setReceiver(this.own);
     this.unsubscribe = lease.connection.onBroken((error) => {
       this.broken = error;
+      // The consumer reading an answer hears it first: its reader wakes with the region's error.
+      this.consumer?.onBroken(error);
       onBroken(this, error);
     });
+  }
+
+  /**
+   * Frames go to `consumer` until `restore`: the same connection receiver, swapped, so the hot
+   * path through the relay pays nothing for it.
+   */
+  divert(consumer: LegConsumer): void {
+    this.consumer = consumer;
+    this.connection.setReceiver(consumer);
+  }
+
+  /** Frames go to the session's relay again (after a consumer, or after the proxy read an answer itself). */
+  restore(): void {
+    this.consumer = null;
+    this.connection.setReceiver(this.own);
+  }
+
+  /** True while a consumer reads the frames. */
+  get diverted(): boolean {
+    return this.consumer !== null;
   }
 
   get connection(): BackendConnection {

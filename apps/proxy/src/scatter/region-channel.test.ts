@@ -1,4 +1,4 @@
-import type { BackendConnection, FrameReceiver } from "@geo/pool";
+import type { BackendConnection, FrameReceiver, Lease } from "@geo/pool";
 import {
   BackendCode,
   encodeCommandComplete,
@@ -9,6 +9,7 @@ import {
   PgError,
 } from "@geo/proto";
 import { describe, expect, it } from "vitest";
+import { Leg } from "../executor/leg.js";
 import { RegionChannel } from "./region-channel.js";
 
 /** A connection that records what is written and lets the test answer as the server would. */
@@ -33,6 +34,9 @@ class FakeConnection {
   cancel(): Promise<void> {
     return Promise.resolve();
   }
+  onBroken(): () => void {
+    return () => undefined;
+  }
   /** Delivers whole encoded backend messages, as the framer would. */
   answer(...messages: Buffer[]): void {
     for (const bytes of messages) {
@@ -41,8 +45,17 @@ class FakeConnection {
   }
 }
 
+/** The channel reads a leg of the session's set, as a scatter does: the leg diverts its frames to it. */
 function channelOn(fake: FakeConnection): RegionChannel {
-  return new RegionChannel("ap-south", fake as unknown as BackendConnection);
+  const lease = { connection: fake as unknown as BackendConnection } as unknown as Lease;
+  return new RegionChannel(
+    new Leg(
+      "ap-south",
+      lease,
+      () => undefined,
+      () => undefined,
+    ),
+  );
 }
 
 const ready = () => encodeReadyForQuery({ status: "I" });
@@ -104,5 +117,38 @@ describe("a region channel's prelude (the settings replay sent with the statemen
     expect(failures.map((error) => error.code)).toEqual(["22023"]);
     await channel.settle();
     expect(channel.syncsPending).toBe(0);
+  });
+});
+
+describe("a region channel over a leg of the session's set", () => {
+  it("takes the leg's frames while it reads, and hands them back to the relay once detached", async () => {
+    const fake = new FakeConnection();
+    const relayed: number[] = [];
+    const leg = new Leg(
+      "ap-south",
+      { connection: fake as unknown as BackendConnection } as unknown as Lease,
+      (_leg, frame) => relayed.push(frame.code),
+      () => undefined,
+    );
+    fake.answer(ready());
+    expect(relayed).toEqual([BackendCode.ReadyForQuery]);
+    const channel = new RegionChannel(leg);
+    channel.query(encodeQuery({ sql: "SELECT 1" }));
+    fake.answer(encodeCommandComplete({ tag: "SELECT 1" }), ready());
+    expect((await channel.next()).code).toBe(BackendCode.CommandComplete);
+    await channel.settle();
+    expect(relayed).toEqual([BackendCode.ReadyForQuery]);
+    channel.detach();
+    fake.answer(ready());
+    expect(relayed).toEqual([BackendCode.ReadyForQuery, BackendCode.ReadyForQuery]);
+  });
+
+  it("retires the leg it cancels: a late cancel must not reach another client's statement", () => {
+    const fake = new FakeConnection();
+    const channel = channelOn(fake);
+    channel.query(encodeQuery({ sql: "SELECT pg_sleep(10)" }));
+    channel.cancel();
+    expect(channel.cancelled).toBe(true);
+    expect(channel.leg.retire).toBe(true);
   });
 });

@@ -1,5 +1,6 @@
 import type { BackendConnection } from "@geo/pool";
 import { BackendCode, decodeErrorResponse, type Frame, isProtocolFault, PgError } from "@geo/proto";
+import type { Leg, LegConsumer } from "../executor/leg.js";
 import { regionLost } from "./errors.js";
 
 /** One backend message, copied out of the connection's read buffer. */
@@ -12,11 +13,19 @@ export interface Message {
 export const BATCH_ROWS = 256;
 
 /**
- * A region's connection while a scatter runs on it: the proxy's own receiver takes every message
- * into a queue read in order. Once a batch of rows waits unread the socket is paused, so a region
- * that answers faster than the merge consumes never holds more than one batch in the proxy.
+ * A region's leg while a scatter reads it: the leg's frames are diverted (`Leg.divert`, the same
+ * push receiver that feeds the relay) into a queue read in order. Once a batch of rows waits
+ * unread the socket is paused, so a region that answers faster than the merge consumes never holds
+ * more than one batch in the proxy.
+ *
+ * Why a queue of its own rather than relay units: the relay forwards one leg's answer at a time,
+ * in the client's order, untouched; a scatter reads several legs at once and pulls from whichever
+ * the merge needs next (the region with the smallest sort key, the next region of a
+ * concatenation), then answers the client with rows of its own. So the frames are the leg's, and
+ * only the reading is pull-shaped. Each message is copied once as it arrives, because it outlives
+ * the callback (the read buffer is reused), as it was before.
  */
-export class RegionChannel {
+export class RegionChannel implements LegConsumer {
   private readonly queue: Message[] = [];
   private head = 0;
   private waiter: (() => void) | null = null;
@@ -32,15 +41,15 @@ export class RegionChannel {
   /** Extended messages were written since the last Sync: a Sync must end them. */
   open = false;
 
-  constructor(
-    readonly region: string,
-    readonly connection: BackendConnection,
-  ) {
-    connection.setReceiver({
-      onFrame: (frame) => this.onFrame(frame),
-      onBroken: (error) => this.onBroken(error),
-    });
-    if (connection.brokenError !== null) this.failure = regionLost(region, connection.brokenError);
+  readonly region: string;
+  readonly connection: BackendConnection;
+
+  constructor(readonly leg: Leg) {
+    this.region = leg.region;
+    this.connection = leg.connection;
+    leg.divert(this);
+    const broken = leg.broken ?? this.connection.brokenError;
+    if (broken !== null) this.failure = regionLost(this.region, broken);
   }
 
   /** A message is waiting: reading it will not wait for the region. */
@@ -85,9 +94,9 @@ export class RegionChannel {
     this.connection.write(query);
   }
 
-  /** Gives the connection back to its owner: the channel's receiver comes off. */
+  /** The scatter is done reading: the leg's frames go to the session's relay again. */
   detach(): void {
-    this.connection.setReceiver(null);
+    this.leg.restore();
     if (this.connection.isPaused) this.connection.resume();
   }
 
@@ -143,20 +152,26 @@ export class RegionChannel {
     }
   }
 
-  /** Asks the server to stop what runs there now (another region failed). */
+  /**
+   * Asks the server to stop what runs there now (another region failed, the client cancelled or
+   * left). The leg is retired: a late cancel must never reach another client's statement.
+   */
   cancel(): void {
     if (this.failure !== null || (this.syncsPending === 0 && !this.open)) return;
     this.cancelled = true;
+    this.leg.retire = true;
     this.connection.cancel().catch(() => undefined);
   }
 
-  private onFrame(frame: Frame): void {
+  /** @internal The leg's frames while diverted. */
+  onFrame(frame: Frame): void {
     this.queue.push({ code: frame.code, payload: Buffer.from(frame.payload) });
     if (frame.code === BackendCode.DataRow && ++this.queuedRows >= BATCH_ROWS) this.connection.pause();
     this.wake();
   }
 
-  private onBroken(error: PgError): void {
+  /** @internal The leg's connection broke while diverted. */
+  onBroken(error: PgError): void {
     this.failure = regionLost(this.region, error);
     this.wake();
   }

@@ -2,7 +2,7 @@ import type { Lease } from "@geo/pool";
 import { encodeQuery, PgError, SqlState } from "@geo/proto";
 import type { SessionPort } from "../engine/session-port.js";
 import type { StatementMode } from "../engine/statement-mode.js";
-import { internalError } from "../errors/catalog.js";
+import { clientGone, internalError } from "../errors/catalog.js";
 import type { Leg } from "../executor/leg.js";
 import { regionLost } from "./errors.js";
 import { RegionChannel } from "./region-channel.js";
@@ -14,11 +14,15 @@ export class AlreadyReported extends Error {
   }
 }
 
-/** A region's connection for one scatter, and how it goes back once the scatter is over. */
+/**
+ * A region's connection for one scatter: a leg of the session's `LegSet` with the `scatter` role,
+ * its frames read through `channel`. `release` gives it back to the set, which alone decides
+ * whether it goes to the pool (every ReadyForQuery in, not cancelled) or is closed.
+ */
 export interface RegionConnection {
   readonly region: string;
   readonly channel: RegionChannel;
-  /** Returns the connection: to the pool, or to the session's transaction. */
+  /** Ends the scatter's hold: the frames go back to the relay, and the set releases the leg. */
   release(): void;
 }
 
@@ -32,10 +36,10 @@ function connectFailure(region: string, error: unknown): PgError {
 }
 
 /**
- * Outside a transaction each region gets a connection of its own from the pool (all at once), made
- * to hold the client's session settings first. Inside one, the transaction's connection in that
- * region is used (opened with the transaction's BEGIN if the block had not reached it yet), so
- * the scatter reads what the block wrote and its snapshot.
+ * Outside a transaction each region gets a connection of its own from the pool (all at once),
+ * taken into the session's `LegSet` and made to hold the client's session settings first. Inside
+ * one, the transaction's leg in that region is used (opened with the transaction's BEGIN if the
+ * block had not reached it yet), so the scatter reads what the block wrote and its snapshot.
  */
 export async function openRegions(
   session: SessionPort,
@@ -54,6 +58,8 @@ export async function openRegions(
         throw connectFailure(region, error);
       }
     }
+    // The client left while the checkouts waited: its set was emptied, nobody would give them back.
+    if (session.phase === "closed") throw clientGone();
   } catch (error) {
     for (const lease of leases.values()) lease.release();
     throw error;
@@ -67,8 +73,11 @@ export async function openRegions(
  * fails the region's part; the connection then goes back to be reset.
  */
 function prepare(session: SessionPort, region: string, lease: Lease): RegionConnection {
+  const legs = session.legs;
+  const leg = legs.open(region, lease);
+  legs.mark(leg, "scatter");
   const connection = lease.connection;
-  const channel = new RegionChannel(region, connection);
+  const channel = new RegionChannel(leg);
   const replay = session.settings.replayFor(connection.appliedSettings);
   let replayFailed = false;
   if (replay !== null) {
@@ -83,10 +92,10 @@ function prepare(session: SessionPort, region: string, lease: Lease): RegionConn
     channel,
     release() {
       channel.detach();
-      if (channel.broken || connection.broken) lease.discard("broken");
-      else if (channel.cancelled || channel.syncsPending > 0 || channel.open) lease.discard("cancelled");
-      else if (replayFailed) lease.release({ reset: true });
-      else lease.release();
+      legs.unmark(leg, "scatter");
+      // Part of the settings may hold: reset in full before anyone else has it.
+      if (replayFailed) legs.discard(leg, true);
+      else legs.release(leg);
     },
   };
 }
@@ -115,14 +124,17 @@ async function openInTransaction(
   }
   if (session.relay.errorsSent > errorsBefore) throw new AlreadyReported();
   return legs.map((leg) => {
-    const channel = new RegionChannel(leg.region, leg.connection);
+    // The block keeps the leg (its `block` role); the scatter only reads it for a while. A
+    // cancel aimed at it retires it (RegionChannel.cancel), so the block's end closes it.
+    session.legs.mark(leg, "scatter");
+    const channel = new RegionChannel(leg);
     return {
       region: leg.region,
       channel,
       release() {
-        if (channel.cancelled) leg.retire = true;
-        leg.connection.setReceiver({ onFrame: (frame) => session.relay.onFrame(leg, frame) });
-        if (leg.connection.isPaused) leg.connection.resume();
+        channel.detach();
+        session.legs.unmark(leg, "scatter");
+        session.legs.release(leg);
       },
     };
   });

@@ -53,7 +53,7 @@ export function releaseSessionLegs(session: SessionPort): void {
       continue;
     }
     // An open transaction or pinned objects need a full reset.
-    leg.release(true);
+    session.legs.discard(leg, true);
   }
 }
 
@@ -69,7 +69,7 @@ export function onLegLost(session: SessionPort, leg: Leg, error: PgError): void 
     // the socket closes with nothing more, as a server's does.
     const serverFatal = error.cause instanceof PgError && error.cause.isFatal ? error.cause : null;
     const relayed = serverFatal !== null && leg.outstanding > 0;
-    leg.release(true);
+    session.legs.discard(leg, true);
     if (relayed) session.close();
     else session.fatal(serverFatal ?? pinnedConnectionLost(leg.region));
     return;
@@ -79,7 +79,7 @@ export function onLegLost(session: SessionPort, leg: Leg, error: PgError): void 
     // the backend running it, a server shutting down): a client told FATAL expects its
     // connection to end, as PostgreSQL ends it, and a second error for the same statement would
     // break the protocol. So the client's session ends here too, in transaction pooling as well.
-    leg.release(true);
+    session.legs.discard(leg, true);
     session.close();
     return;
   }
@@ -91,5 +91,5 @@ export function onLegLost(session: SessionPort, leg: Leg, error: PgError): void 
   if (roles.has("block")) session.block.fail();
   session.client.lost(leg);
   session.relay.failLeg(leg, wasPinned ? pinnedConnectionLost(leg.region) : backendLost(leg.region, error));
-  leg.release(true);
+  session.legs.discard(leg, true);
 }

@@ -245,7 +245,7 @@ export class Session implements ClientHandler, SessionPort {
 
   /** Gives a leg's backend messages back to the relay after the proxy read an answer itself. */
   reattach(leg: Leg): void {
-    leg.connection.setReceiver({ onFrame: (frame) => this.relay.onFrame(leg, frame) });
+    leg.restore();
   }
 
   /** Makes `leg` the one written to, after the previous one's answers are complete. */
