@@ -234,6 +234,7 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
   "proxy.refuseClientPrepareAcrossRegions": [[["eu", "us"]]],
   "proxy.refuseExtendedDistributedWrite": [[["eu", "us"]]],
   "proxy.cannotRunInBlock": [["VACUUM"], ["CREATE INDEX CONCURRENTLY"]],
+  "proxy.onlyInBlock": [["LOCK TABLE"]],
   "proxy.refuseExtendedMaintenance": [["VACUUM", ["eu", "us"]]],
   "proxy.maintenanceStopped": [
     {

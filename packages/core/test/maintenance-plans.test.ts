@@ -78,12 +78,28 @@ const ROWS: Row[] = [
   ["/* geo: key=bob */ VACUUM users", "single", ["us-east"]],
   // Transactional DDL is one distributed transaction, as before.
   ["CREATE INDEX users_name ON users (name)", "distributed-write", ALL],
+  // A lock or a refresh reaches every copy of what it names, inside the block.
+  ["LOCK TABLE users", "each-region", ALL, false],
+  ["LOCK TABLE users, eu_audit IN SHARE MODE", "each-region", ALL, false],
+  ["LOCK TABLE eu_audit", "single", ["eu-west"]],
+  ["/* geo: key=bob */ LOCK TABLE users", "single", ["us-east"]],
+  ["REFRESH MATERIALIZED VIEW currencies", "each-region", ALL, false],
 ];
 
 describe("planning maintenance commands", () => {
   it.each(ROWS)("%s -> %s %j", (sql, kind, regions, outsideBlock) => {
     const decided = shapeOf(plan(analyzer.analyze(sql), { topology, directory }));
     expect(decided).toEqual({ kind, regions, ...(outsideBlock === undefined ? {} : { outsideBlock }) });
+  });
+
+  it("marks LOCK TABLE as taken only inside a block, and nothing else", () => {
+    const blockOnly = ["LOCK TABLE users", "ANALYZE users", "REFRESH MATERIALIZED VIEW currencies"].map(
+      (sql) => {
+        const decided = plan(analyzer.analyze(sql), { topology, directory });
+        return decided.kind === "each-region" ? decided.blockOnly : decided.kind;
+      },
+    );
+    expect(blockOnly).toEqual([true, false, false]);
   });
 
   it("names the command as PostgreSQL names it when a block refuses it", () => {

@@ -228,8 +228,8 @@ export interface CrossJoin {
 }
 
 /**
- * A maintenance command: VACUUM, ANALYZE, CHECKPOINT, REINDEX, CLUSTER, and CREATE or DROP INDEX
- * CONCURRENTLY. Each region's copy of a table is its own PostgreSQL table, so the command has to
+ * A maintenance command: VACUUM, ANALYZE, CHECKPOINT, REINDEX, CLUSTER, CREATE or DROP INDEX
+ * CONCURRENTLY, LOCK TABLE and REFRESH MATERIALIZED VIEW. Each region's copy of a table is its own PostgreSQL table, so the command has to
  * run in every region that holds one; several of these PostgreSQL refuses inside a transaction
  * block, so they cannot be one distributed transaction either.
  */
@@ -241,6 +241,8 @@ export interface Maintenance {
   readonly name: string;
   /** PostgreSQL refuses it inside a transaction block (SQLSTATE 25001). */
   readonly outsideBlock: boolean;
+  /** PostgreSQL accepts it only inside a transaction block (SQLSTATE 25P01): LOCK TABLE. */
+  readonly blockOnly?: boolean;
   /**
    * `tables`: it acts on the analysis' tables (which it lists). `everywhere`: on every region,
    * because it names no table (VACUUM, CHECKPOINT, REINDEX DATABASE) or names an index, whose

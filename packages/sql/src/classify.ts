@@ -360,9 +360,6 @@ function shapeOf(node: Node, schema: SchemaInfo): Shape {
           : [];
       return ddl(schema, "DROP", relations);
     }
-    case "LockStmt":
-    case "RefreshMatViewStmt":
-      return { kind: "utility", command: commandOfTag(tag), readOnly: false, needsPrimary: "writes" };
     default:
       if (
         tag.startsWith("Create") ||

@@ -72,6 +72,25 @@ export function maintenanceOf(node: Node): MaintenanceShape | undefined {
       if (index.idxname === undefined) return created;
       return { ...created, maintenance: { ...created.maintenance, index: index.idxname } };
     }
+    case "LockStmt": {
+      // A lock taken in one region would leave the table's rows elsewhere unlocked: every copy
+      // is locked, each on the block's connection there, and held until the block ends.
+      const relations = (nodeAs(node, "LockStmt")?.relations ?? [])
+        .map((rel) => nodeAs(rel, "RangeVar"))
+        .filter((rel) => rel !== undefined);
+      const locked = shape("LOCK TABLE", relations, "LOCK TABLE", false);
+      return { ...locked, maintenance: { ...locked.maintenance, blockOnly: true } };
+    }
+    case "RefreshMatViewStmt": {
+      // Each region's materialized view is computed from that region's rows: refresh every copy.
+      const relation = nodeAs(node, "RefreshMatViewStmt")?.relation;
+      return shape(
+        "REFRESH MATERIALIZED VIEW",
+        relation === undefined ? [] : [relation],
+        "REFRESH MATERIALIZED VIEW",
+        false,
+      );
+    }
     case "DropStmt": {
       const drop = nodeAs(node, "DropStmt");
       if (drop?.concurrent !== true || drop.removeType !== "OBJECT_INDEX") return undefined;

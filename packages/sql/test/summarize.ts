@@ -113,7 +113,7 @@ export function summarize(a: Analysis): Summary {
     maintenance:
       a.maintenance === undefined
         ? null
-        : `${a.maintenance.name} ${a.maintenance.scope}${a.maintenance.outsideBlock ? " outside-block" : ""}`,
+        : `${a.maintenance.name} ${a.maintenance.scope}${a.maintenance.outsideBlock ? " outside-block" : ""}${a.maintenance.blockOnly === true ? " block-only" : ""}`,
   };
 }
 

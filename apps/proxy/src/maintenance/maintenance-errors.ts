@@ -12,6 +12,17 @@ export function cannotRunInBlock(command: string): PgError {
   });
 }
 
+/**
+ * PostgreSQL's own refusal of LOCK TABLE outside a transaction block (`RequireTransactionBlock`):
+ * a lock released as soon as it is taken would lock nothing.
+ */
+export function onlyInBlock(command: string): PgError {
+  return new PgError({
+    code: SqlState.no_active_sql_transaction,
+    message: `${command} can only be used in transaction blocks`,
+  });
+}
+
 /** A maintenance command for several regions sent with the extended protocol. */
 export function refuseExtendedMaintenance(command: string, regions: readonly string[]): PgError {
   return new PgError({

@@ -5,7 +5,12 @@ import { type LegAnswer, runCollected } from "../distributed/leg-statement.js";
 import { runDistributedWrite } from "../distributed/run-distributed-write.js";
 import type { SessionPort } from "../engine/session-port.js";
 import type { StatementMode } from "../engine/statement-mode.js";
-import { cannotRunInBlock, maintenanceStopped, refuseExtendedMaintenance } from "./maintenance-errors.js";
+import {
+  cannotRunInBlock,
+  maintenanceStopped,
+  onlyInBlock,
+  refuseExtendedMaintenance,
+} from "./maintenance-errors.js";
 
 /**
  * A maintenance command in every region its plan names, one region after the other, each on a
@@ -27,6 +32,10 @@ export async function runInEachRegion(
 ): Promise<void> {
   if (session.txn !== null && plan.outsideBlock) {
     session.fail(cannotRunInBlock(plan.command), mode);
+    return;
+  }
+  if (session.txn === null && plan.blockOnly) {
+    session.fail(onlyInBlock(plan.command), mode);
     return;
   }
   if (mode.extended) {

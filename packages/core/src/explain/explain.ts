@@ -133,7 +133,9 @@ export function formatPlan(analysis: Analysis, decided: Plan): string {
           "block",
           decided.outsideBlock
             ? "refused inside a transaction block, as PostgreSQL refuses it [25001]"
-            : "inside a transaction block: in each region as part of it (two-phase commit)",
+            : decided.blockOnly
+              ? "only inside a transaction block: in each region as part of it (two-phase commit); outside one refused, as PostgreSQL refuses it [25P01]"
+              : "inside a transaction block: in each region as part of it (two-phase commit)",
         ),
       );
       break;

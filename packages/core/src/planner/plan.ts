@@ -83,6 +83,8 @@ export interface EachRegionPlan {
    * others, inside a block, are written in each region as part of it and commit in two phases.
    */
   readonly outsideBlock: boolean;
+  /** PostgreSQL accepts it only inside a transaction block (25P01): outside one it runs nowhere. */
+  readonly blockOnly: boolean;
 }
 
 /** The route depends on parameters not bound yet (a Parse without Bind). */

@@ -270,6 +270,7 @@ class Planning {
       sql: analysis.text,
       command: maintenance.name,
       outsideBlock: maintenance.outsideBlock,
+      blockOnly: maintenance.blockOnly === true,
     };
   }
 

@@ -100,6 +100,22 @@ export const maintenance: Case[] = [
   // Transactional DDL stays DDL: one distributed transaction where it spans regions.
   { sql: "CREATE INDEX users_name ON users (name)", expect: { kind: "ddl", maintenance: null } },
   { sql: "DROP INDEX users_name", expect: { kind: "ddl", maintenance: null } },
-  { sql: "LOCK TABLE users", expect: { kind: "utility", maintenance: null } },
-  { sql: "REFRESH MATERIALIZED VIEW totals", expect: { maintenance: null } },
+  // A lock or a refresh reaches every copy of its tables; PostgreSQL takes a lock only in a block.
+  {
+    sql: "LOCK TABLE users",
+    expect: {
+      kind: "utility",
+      command: "LOCK TABLE",
+      tables: ["users@0 w"],
+      maintenance: "LOCK TABLE tables block-only",
+    },
+  },
+  {
+    sql: "LOCK TABLE users, shop.items IN SHARE MODE NOWAIT",
+    expect: { tables: ["users@0 w", "shop.items@0 w"], maintenance: "LOCK TABLE tables block-only" },
+  },
+  {
+    sql: "REFRESH MATERIALIZED VIEW CONCURRENTLY totals",
+    expect: { kind: "utility", tables: ["totals@0 w"], maintenance: "REFRESH MATERIALIZED VIEW tables" },
+  },
 ];
