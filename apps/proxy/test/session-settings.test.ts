@@ -4,6 +4,7 @@ import { decodeBinaryParam } from "../src/session/binary-params.js";
 import { parseOptions, SessionSettings, searchPathSchemas } from "../src/session/session-settings.js";
 import { quoteLiteral, settingName } from "../src/session/settings/quote.js";
 import { changedParameters, resetToStartup } from "../src/session/settings/reset-to-startup.js";
+import { startingSearchPath } from "../src/session/startup-settings.js";
 
 describe("startup settings", () => {
   it("reads -c and -- pairs of the options parameter, with escaped spaces", () => {
@@ -219,5 +220,37 @@ describe("searchPathSchemas", () => {
   it("replays a startup search_path as the list it is", () => {
     const settings = SessionSettings.fromStartup({ options: "-c search_path=app,public" });
     expect(settings.searchPath()).toEqual(["app", "public"]);
+  });
+});
+
+describe("the search_path a login starts with", () => {
+  const reported = (value: string, userSchema: string) =>
+    new Map([
+      ["search_path", value],
+      ["$user schema", userSchema],
+    ]);
+
+  it.each([
+    ['"$user", public', "", undefined],
+    ['"$user", public', "alice", ["alice", "public"]],
+    ["public, app", "", undefined],
+    ["app, public", "", ["app", "public"]],
+    ['"App", public', "", ["App", "public"]],
+    ["pg_catalog, public", "", undefined],
+    ["app", "", ["app"]],
+    ['"$user"', "", []],
+  ])("%s with $user schema %j -> %j", (value, userSchema, expected) => {
+    expect(startingSearchPath(reported(value, userSchema))).toEqual(expected);
+  });
+
+  it("assumes the planner's default when the check could not say", () => {
+    expect(startingSearchPath(new Map())).toBeUndefined();
+  });
+
+  it("is what the session resolves names under until the client sets its own, and after RESET", () => {
+    const settings = SessionSettings.fromStartup({ user: "u" });
+    settings.startingSearchPath = ["app", "public"];
+    expect(settings.searchPath()).toEqual(["app", "public"]);
+    expect(settings.snapshot().searchPath()).toEqual(["app", "public"]);
   });
 });

@@ -6,7 +6,7 @@ import type { Leg } from "../executor/leg.js";
 import { startReplication } from "./replication-pipe.js";
 import { SessionSettings, startupSettings } from "./session-settings.js";
 import { checkStartup, loginParameters, loginReply } from "./startup.js";
-import { checkStartupSettings } from "./startup-settings.js";
+import { checkStartupSettings, startingSearchPath } from "./startup-settings.js";
 
 /*
  * A client's login after its StartupMessage: the startup packet checked, the settings it connected
@@ -67,6 +67,8 @@ function completeLogin(
   negotiate: Buffer | null,
   reported: ReadonlyMap<string, string>,
 ): void {
+  // Unqualified names resolve as the role's own search_path says (session/qualified-names.ts).
+  session.settings.startingSearchPath = startingSearchPath(reported);
   // As the server reports them to this client: its own settings and user (startup.ts).
   const parameters = loginParameters(session.runtime.homeParameters, reported, message.parameters);
   if (session.phase === "closed") return;

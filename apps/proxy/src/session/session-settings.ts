@@ -186,13 +186,14 @@ export class SessionSettings {
   }
 
   /**
-   * The schemas of the session's search_path, in order, when the client set one (undefined:
-   * the server's default, which the planner assumes: `"$user", public`). Read from the statement
+   * The schemas of the session's search_path, in order, when the client set one, else the one
+   * its role starts with where that may shadow public (undefined: the planner's assumption,
+   * `"$user", public` with no schema named after the role). Read from the statement
    * that set it, so a rollback or RESET that restored another statement restores this too.
    */
   searchPath(): readonly string[] | undefined {
     const statement = this.values.get("search_path");
-    if (statement === undefined) return undefined;
+    if (statement === undefined) return this.startingSearchPath;
     if (this.searchPathOf?.statement !== statement)
       this.searchPathOf = { statement, schemas: searchPathSchemas(statement) };
     return this.searchPathOf.schemas;
@@ -200,11 +201,18 @@ export class SessionSettings {
 
   private searchPathOf: { statement: string; schemas: readonly string[] } | undefined;
 
+  /**
+   * The search_path the login's server starts the role with (ALTER ROLE or ALTER DATABASE ...
+   * SET, the server's configuration), read by the startup check, where it may shadow public.
+   */
+  startingSearchPath: readonly string[] | undefined;
+
   /** A copy, so a transaction can roll back to it. */
   snapshot(): SessionSettings {
     const copy = new SessionSettings();
     for (const [name, statement] of this.values) copy.values.set(name, statement);
     copy.startup = this.startup;
+    copy.startingSearchPath = this.startingSearchPath;
     return copy;
   }
 

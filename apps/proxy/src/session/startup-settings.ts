@@ -1,5 +1,7 @@
 import type { Lease } from "@geo/pool";
 import { PgError, Severity, SqlState } from "@geo/proto";
+import { shadowsPublic } from "../routing/search-path.js";
+import { searchPathSchemas } from "./session-settings.js";
 import { quoteLiteral } from "./settings/quote.js";
 import { REPORTED_PARAMETERS } from "./startup.js";
 
@@ -51,7 +53,10 @@ export async function checkStartupSettings(
   const sets = settings.map(
     ([name, value]) => `pg_catalog.set_config(${quoteLiteral(name)}, ${quoteLiteral(value)}, true)`,
   );
-  const report = REPORTED_PARAMETERS.map((name) => `pg_catalog.current_setting(${quoteLiteral(name)})`);
+  const report = [
+    ...REPORTED_PARAMETERS.map((name) => `pg_catalog.current_setting(${quoteLiteral(name)})`),
+    ...SEARCH_PATH_COLUMNS,
+  ];
   const sql = `BEGIN; RESET ALL; ${sets.length === 0 ? "" : `SELECT ${sets.join(", ")}; `}SELECT ${report.join(", ")}; ROLLBACK`;
   const key = `${client}\u0000${sql}`;
   let known = remembered.get(scope);
@@ -70,8 +75,9 @@ export async function checkStartupSettings(
     const result = await lease.connection.simpleQuery(sql, { timeoutMs: deadline.timeoutMs });
     reported = new Map();
     const row = result.rows.length === 1 ? result.rows[0]! : [];
-    if (row.length === REPORTED_PARAMETERS.length && row.every((value) => value !== null)) {
-      for (const [i, name] of REPORTED_PARAMETERS.entries()) reported.set(name, row[i]!);
+    if (row.length === report.length && row.every((value) => value !== null)) {
+      for (const [i, name] of [...REPORTED_PARAMETERS, ...SEARCH_PATH_KEYS].entries())
+        reported.set(name, row[i]!);
     }
   } catch (error) {
     if (error instanceof PgError && SETTING_ERRORS.has(error.code)) {
@@ -92,6 +98,34 @@ export async function checkStartupSettings(
   if (known.size >= REMEMBERED) known.clear();
   known.set(key, reported);
   return reported;
+}
+
+/**
+ * What the check also reads of the role's starting search_path: its value (set by ALTER ROLE or
+ * ALTER DATABASE ... SET, or the server's configuration), and the name of the schema `$user`
+ * stands for when one of that name exists ('' when none does).
+ */
+const SEARCH_PATH_COLUMNS = [
+  "pg_catalog.current_setting('search_path')",
+  "CASE WHEN pg_catalog.to_regnamespace(pg_catalog.quote_ident(CURRENT_USER::text)) IS NULL THEN '' ELSE CURRENT_USER::text END",
+];
+const SEARCH_PATH_KEYS = ["search_path", "$user schema"];
+
+/**
+ * The schemas of the search_path a login starts with, as its server resolves names under it, when
+ * that may resolve an unqualified name away from public (the planner's assumption): undefined when
+ * it cannot (the usual `"$user", public` with no schema named after the role), or when the check
+ * could not say. `$user` is the schema named after the server's role, left out where none exists,
+ * as PostgreSQL leaves it out.
+ */
+export function startingSearchPath(reported: ReadonlyMap<string, string>): readonly string[] | undefined {
+  const value = reported.get("search_path");
+  const userSchema = reported.get("$user schema");
+  if (value === undefined || userSchema === undefined) return undefined;
+  const schemas = searchPathSchemas(`SET search_path TO ${value}`).flatMap((schema) =>
+    schema !== "$user" ? [schema] : userSchema === "" ? [] : [userSchema],
+  );
+  return shadowsPublic(schemas) ? schemas : undefined;
 }
 
 /** Gives the connection back out of the check's block (its ROLLBACK was skipped after an error). */
