@@ -1679,3 +1679,29 @@ SELECT count(*) FROM accounts WHERE acct::text = '5'
 
 -- int
 SELECT count(*) FROM accounts WHERE acct = ' 5 '
+
+-- sub-queries whose rows for a key depend on other keys' rows, beside a key constraint
+
+SELECT u1.age FROM users u1 WHERE u1.tenant_id IN (SELECT u3.tenant_id FROM users u3 ORDER BY 1 LIMIT 1) AND u1.tenant_id IN ('ivan', 'emma')
+
+SELECT u1.age FROM users u1 WHERE u1.tenant_id IN (SELECT u3.tenant_id FROM users u3 ORDER BY 1 DESC LIMIT 1) AND u1.tenant_id = 'ivan'
+
+SELECT u1.age FROM users u1 JOIN (SELECT tenant_id FROM users ORDER BY 1 LIMIT 1) s ON s.tenant_id = u1.tenant_id WHERE u1.tenant_id = 'ivan'
+
+SELECT count(*) FROM users u1 WHERE u1.tenant_id IN (SELECT max(o.tenant_id) FROM orders o) AND u1.tenant_id = 'ivan'
+
+SELECT count(*) FROM users u1 WHERE u1.tenant_id IN (SELECT o.tenant_id FROM orders o GROUP BY o.tenant_id HAVING count(*) > 2) AND u1.tenant_id = 'ivan'
+
+SELECT u1.tenant_id, r.rn FROM users u1 JOIN (SELECT tenant_id, row_number() OVER (ORDER BY tenant_id, id) AS rn FROM users) r ON r.tenant_id = u1.tenant_id WHERE u1.tenant_id = 'ivan'
+
+-- a WITH query over geo rows read twice
+
+WITH q1 AS NOT MATERIALIZED (SELECT c2.code AS c1, c2.name AS c2, b1.price AS c3 FROM badges b1 LEFT JOIN currencies c2 ON b1.id = c2.digits) SELECT 'EUR' AS c1 FROM q1 w3 JOIN q1 w4 ON w3.c2 = w4.c2 AND w4.c1 IS NOT NULL
+
+WITH q AS (SELECT tenant_id, total FROM orders) SELECT count(*) FROM q WHERE total > (SELECT avg(total) FROM q)
+
+WITH q AS MATERIALIZED (SELECT tenant_id, currency FROM orders) SELECT a.currency, count(*) FROM q a JOIN q b ON a.currency = b.currency GROUP BY a.currency
+
+-- a constant in GROUPING SETS over gathered rows (PostgreSQL before 18 nulls it by plan)
+
+SELECT DISTINCT '2025-09-15 00:00:00+00'::timestamptz AS c1, u2.tenant_id AS c2, max(u2.country) AS c3 FROM orders o1 FULL JOIN users u2 ON o1.id = u2.age WHERE u2.tenant_id IN ('ivan', 'de vries') GROUP BY GROUPING SETS (('2025-09-15 00:00:00+00'::timestamptz, u2.tenant_id), (u2.tenant_id), ())

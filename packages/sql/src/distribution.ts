@@ -46,6 +46,11 @@ export const DISTRIBUTION_RULES = {
     reason: "a function in FROM takes its arguments from a sub-query over geo-partitioned rows",
     hint: "constrain the sub-query to one key, or compute it first and pass its result as a parameter",
   },
+  "cte-read-twice": {
+    reason:
+      "a WITH query over geo-partitioned rows is read more than once, so each region would pair or compare only its own rows of it",
+    hint: "join the tables themselves on their shard key instead of reading the WITH query twice, or constrain it to one key",
+  },
   "everywhere-output": {
     reason:
       "the statement returns rows that are the same in every region while reading geo-partitioned rows elsewhere, so each region would return them",
@@ -129,6 +134,8 @@ function isRule(value: Distribution | DistributionRule): value is DistributionRu
 
 interface CteEntry {
   readonly distribution: Distribution;
+  /** How many times the statement reads it so far. */
+  reads: number;
 }
 
 type Env = ReadonlyMap<string, CteEntry>;
@@ -199,14 +206,14 @@ class DistributionWalk {
       if (cte === undefined || name === undefined) continue;
       if (query === undefined) {
         // A writing WITH query (refused elsewhere across regions): its RETURNING rows are the target's.
-        out.set(name, { distribution: "unknown" });
+        out.set(name, { distribution: "unknown", reads: 0 });
         continue;
       }
       const recursive = withClause.recursive === true && refersTo(query, name);
       // A recursive query reads its own rows while its body is walked: they are what its
       // non-recursive part starts from, so over constants alone it stays `everywhere`.
       const scope = recursive
-        ? new Map([...out, [name, { distribution: "everywhere" as Distribution }]])
+        ? new Map([...out, [name, { distribution: "everywhere" as Distribution, reads: 0 }]])
         : out;
       const before = this.violations.length;
       const body = this.select(query, scope);
@@ -215,8 +222,8 @@ class DistributionWalk {
       if (isRule(result)) {
         // The recursion is the reason to name: the body's own failures follow it.
         this.violations.splice(before, 0, { rule: result, block: cteBlock });
-        out.set(name, { distribution: "unknown" });
-      } else out.set(name, { distribution: result });
+        out.set(name, { distribution: "unknown", reads: 0 });
+      } else out.set(name, { distribution: result, reads: 0 });
     }
     return out;
   }
@@ -228,7 +235,14 @@ class DistributionWalk {
         if (rv === undefined) return "unknown";
         if (rv.schemaname === undefined) {
           const cte = env.get(rv.relname ?? "");
-          if (cte !== undefined) return cte.distribution;
+          if (cte !== undefined) {
+            // Read twice, each region would meet only its own rows of it: as two tables joined
+            // off their key, which the per-table checks cannot see through one WITH name.
+            cte.reads++;
+            if (cte.reads > 1 && cte.distribution !== "everywhere")
+              return this.#apply("cte-read-twice", block);
+            return cte.distribution;
+          }
         }
         return this.#table(rv);
       }

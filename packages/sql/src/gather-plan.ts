@@ -149,6 +149,10 @@ export function planGatherFor(
   // and again in the select list would no longer be one expression to PostgreSQL (the grand
   // total of a GROUPING SETS would keep its value, a correlated one would be "ungrouped").
   if (groupsBySubquery(tree)) return refuseGatherUnsupported("a sub-query in GROUP BY");
+  // PostgreSQL before 18 nulls a constant of a grouping set in the groups that leave it out or
+  // not, depending on the plan: over shipped rows the home region may answer otherwise.
+  if (groupsSetsByConstant(tree))
+    return refuseGatherUnsupported("a constant in GROUPING SETS, ROLLUP or CUBE");
   const walk = walkOf(tree, schema);
   const sources: GatherSource[] = [];
   for (const [i, o] of walk.occurrences.entries()) {
@@ -191,6 +195,26 @@ export function planGatherFor(
 }
 
 /** Whether any query block of `tree` has a sub-query in its GROUP BY. */
+/** A GROUPING SETS, ROLLUP or CUBE item anywhere in the statement that reads no column. */
+function groupsSetsByConstant(tree: unknown): boolean {
+  if (tree === null || typeof tree !== "object") return false;
+  if (Array.isArray(tree)) return tree.some(groupsSetsByConstant);
+  for (const [key, value] of Object.entries(tree as Record<string, unknown>)) {
+    if (key === "GroupingSet") {
+      const items = (value as { content?: unknown[] }).content ?? [];
+      const constant = (item: unknown): boolean =>
+        nodeAs(item as Node, "GroupingSet") !== undefined
+          ? false
+          : nodeAs(item as Node, "RowExpr") !== undefined
+            ? (nodeAs(item as Node, "RowExpr")?.args ?? []).some(constant)
+            : !JSON.stringify(item).includes('"ColumnRef"');
+      if (items.some(constant)) return true;
+    }
+    if (groupsSetsByConstant(value)) return true;
+  }
+  return false;
+}
+
 function groupsBySubquery(tree: unknown): boolean {
   if (tree === null || typeof tree !== "object") return false;
   if (Array.isArray(tree)) return tree.some(groupsBySubquery);

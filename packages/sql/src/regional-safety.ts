@@ -1,4 +1,5 @@
 import { nodeAs, stringValue } from "./ast.js";
+import { type RowSetDependence, rowSetDependence } from "./row-set-dependence.js";
 import type { WalkBlock, WalkResult } from "./statement-walker.js";
 
 /**
@@ -56,29 +57,13 @@ export function nonRegionalBlock(walk: WalkResult, topBlocks: ReadonlySet<number
   return undefined;
 }
 
-type Dependence = "aggregates" | "windows" | "distinct" | "limit" | "set-operation";
-
-const DESCRIPTION: Readonly<Record<Dependence, string>> = {
+const DESCRIPTION: Readonly<Record<RowSetDependence, string>> = {
   aggregates: "aggregates",
   windows: "uses window functions",
   distinct: "removes duplicates",
   limit: "cuts rows with LIMIT or OFFSET",
   "set-operation": "combines sets with UNION, INTERSECT or EXCEPT",
 };
-
-function rowSetDependence(block: WalkBlock): Dependence | undefined {
-  const select = nodeAs(block.statement, "SelectStmt");
-  if (select === undefined) return undefined;
-  const op = select.op ?? "SETOP_NONE";
-  if (op !== "SETOP_NONE" && !(op === "SETOP_UNION" && select.all === true)) return "set-operation";
-  if (select.limitCount !== undefined && nodeAs(select.limitCount, "A_Const")?.isnull !== true)
-    return "limit";
-  if (select.limitOffset !== undefined) return "limit";
-  if (block.windows) return "windows";
-  if ((select.distinctClause?.length ?? 0) > 0) return "distinct";
-  if (block.aggregates) return "aggregates";
-  return undefined;
-}
 
 /** Every keyed table of the block is its own and is grouped by its key column. */
 function groupsByKey(block: WalkBlock, walk: WalkResult, keyed: readonly number[]): boolean {

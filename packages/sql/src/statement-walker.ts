@@ -40,6 +40,7 @@ import {
   keyValueOf,
   keyValuesOfArray,
 } from "./key-values.js";
+import { keepsKeysApart } from "./row-set-dependence.js";
 
 /**
  * Walks one statement's parse tree into query blocks, table occurrences, predicates and flags, and
@@ -662,7 +663,14 @@ export class StatementWalker {
           const r = this.#visibleKey(right, column, scope);
           const lo = l?.[0];
           const ro = r?.[0];
-          if (l !== undefined && r !== undefined && lo !== undefined && ro !== undefined) {
+          if (
+            l !== undefined &&
+            r !== undefined &&
+            lo !== undefined &&
+            ro !== undefined &&
+            !this.#cutOff(lo, block.id) &&
+            !this.#cutOff(ro, block.id)
+          ) {
             this.#addLink(lo, ro, "join");
             if (appliesTo.includes(ro)) this.#flows.push({ from: lo, to: ro });
             if (appliesTo.includes(lo)) this.#flows.push({ from: ro, to: lo });
@@ -808,7 +816,7 @@ export class StatementWalker {
     const operator = lastName(link.operName);
     if (operator !== undefined && operator !== "=") return;
     const inner = this.#keyRef(first, childBlock.scope);
-    if (inner === undefined) return;
+    if (inner === undefined || this.#cutOff(inner, block.id)) return;
     this.#addLink(outer, inner, "where");
     // NOT IN over a NULL key anywhere rejects every row, so only the positive form narrows the inner side.
     if (positive) this.#flows.push({ from: outer, to: inner });
@@ -958,6 +966,29 @@ export class StatementWalker {
     return this.#keyRefs(expr, scope)?.includes(o) === true;
   }
 
+  /**
+   * True when occurrence `o` is seen from block `at` only through a block whose rows for a key
+   * depend on other keys' rows (`IN (SELECT k ... ORDER BY k LIMIT 1)`): a key equality there
+   * neither ties the two sides to one region nor narrows the inner side to the outer's keys.
+   */
+  #cutOff(o: number, at: number): boolean {
+    const seen = new Set<number>();
+    for (let b: number | undefined = at; b !== undefined; b = this.blocks[b]?.parent) seen.add(b);
+    const occurrence = this.occurrences[o];
+    if (occurrence?.keyColumn === undefined) return false;
+    for (
+      let b: number | undefined = occurrence.block;
+      b !== undefined && !seen.has(b);
+      b = this.blocks[b]?.parent
+    ) {
+      const block = this.blocks[b];
+      if (block === undefined) continue;
+      const qualifier = b === occurrence.block ? (occurrence.alias ?? occurrence.name) : undefined;
+      if (!keepsKeysApart(block, occurrence.keyColumn, qualifier)) return true;
+    }
+    return false;
+  }
+
   #addLink(left: number, right: number, via: KeyLink["via"]): void {
     if (left === right) return;
     const [a, b] = left < right ? [left, right] : [right, left];
@@ -980,6 +1011,7 @@ export class StatementWalker {
         const pair = this.#keyEquality(conjunct, p.scope);
         if (pair === undefined) continue;
         const [a, b] = pair;
+        if (this.#cutOff(a, p.scope.block) || this.#cutOff(b, p.scope.block)) continue;
         const outer =
           this.occurrences[a]?.block !== p.scope.block || this.occurrences[b]?.block !== p.scope.block;
         this.#addLink(a, b, outer ? "correlation" : p.via);

@@ -207,6 +207,14 @@ const STATEMENTS: Row[] = [
   ],
   // Shared output beside unread partitioned rows.
   ["WITH o AS (SELECT * FROM orders) SELECT * FROM currencies", "everywhere-output"],
+  // A WITH query over partitioned rows read twice: each region would pair only its own rows.
+  [
+    "WITH q AS (SELECT tenant_id, currency FROM orders) SELECT count(*) FROM q a JOIN q b ON a.currency = b.currency",
+    "cte-read-twice",
+    "gather",
+  ],
+  ["WITH q AS (SELECT * FROM orders) SELECT * FROM q WHERE qty > (SELECT avg(qty) FROM q)", "cte-read-twice"],
+  ["WITH q AS (SELECT code FROM currencies) SELECT * FROM q a JOIN q b ON a.code = b.code", "pushed"],
 ];
 
 let analyzer: Analyzer;

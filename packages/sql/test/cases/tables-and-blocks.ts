@@ -84,6 +84,37 @@ export const tablesAndBlocks: Case[] = [
     sql: "SELECT * FROM users WHERE tenant_id = 'a' AND tenant_id NOT IN (SELECT tenant_id FROM orders)",
     expect: { keys: ["'a'", "any"], links: ["0-1"] },
   },
+  // A sub-query whose rows for a key depend on other keys' rows: no link, and no key flows in.
+  {
+    sql: "SELECT * FROM users WHERE tenant_id = 'a' AND tenant_id IN (SELECT tenant_id FROM orders ORDER BY 1 LIMIT 1)",
+    expect: { keys: ["'a'", "any"], links: [] },
+  },
+  {
+    sql: "SELECT * FROM users u JOIN (SELECT tenant_id FROM orders ORDER BY total OFFSET 2) s ON s.tenant_id = u.tenant_id WHERE u.tenant_id = 'a'",
+    expect: { keys: ["'a'", "any"], links: [] },
+  },
+  {
+    sql: "SELECT * FROM users WHERE tenant_id = 'a' AND tenant_id IN (SELECT max(tenant_id) FROM orders)",
+    expect: { keys: ["'a'", "any"], links: [] },
+  },
+  {
+    sql: "SELECT * FROM users u JOIN (SELECT tenant_id, row_number() OVER (ORDER BY total) AS n FROM orders) s ON s.tenant_id = u.tenant_id WHERE u.tenant_id = 'a'",
+    expect: { keys: ["'a'", "any"], links: [] },
+  },
+  // Grouped by the key, or de-duplicated, each key's rows stay its own.
+  {
+    sql: "SELECT * FROM users WHERE tenant_id = 'a' AND tenant_id IN (SELECT o.tenant_id FROM orders o GROUP BY o.tenant_id HAVING count(*) > 2)",
+    expect: { keys: ["'a'", "'a'"], links: ["0-1"] },
+  },
+  {
+    sql: "SELECT * FROM users WHERE tenant_id = 'a' AND tenant_id IN (SELECT DISTINCT tenant_id FROM orders)",
+    expect: { keys: ["'a'", "'a'"], links: ["0-1"] },
+  },
+  // A correlated sub-query cut by LIMIT is evaluated per outer row: still tied by its key.
+  {
+    sql: "SELECT * FROM users u WHERE u.tenant_id = 'a' AND EXISTS (SELECT 1 FROM orders o WHERE o.tenant_id = u.tenant_id ORDER BY o.id LIMIT 1)",
+    expect: { keys: ["'a'", "'a'"], links: ["0-1"] },
+  },
   {
     sql: "SELECT * FROM users u WHERE NOT EXISTS (SELECT 1 FROM orders o WHERE o.tenant_id = u.tenant_id AND o.tenant_id = 'alice')",
     expect: {
