@@ -118,3 +118,33 @@ describe("DDL that would move a configured table away from its configuration", (
     await client.query("ALTER TABLE orders RENAME COLUMN state TO status");
   });
 });
+
+describe("a relation created from rows of several regions", () => {
+  it("refuses CREATE TABLE AS and CREATE MATERIALIZED VIEW over geo rows, and creates nothing anywhere", async () => {
+    for (const [sql, command] of [
+      ["CREATE TABLE order_copy AS SELECT * FROM orders", "CREATE TABLE AS"],
+      [
+        "CREATE MATERIALIZED VIEW order_copy AS SELECT tenant_id, count(*) FROM orders GROUP BY 1",
+        "CREATE MATERIALIZED VIEW",
+      ],
+    ] as const) {
+      const error = (await client.query(sql).catch((e: unknown) => e)) as { code?: string; message?: string };
+      expect({ sql, code: error.code }).toEqual({ sql, code: "0A000" });
+      expect(error.message).toContain(`${command} would create`);
+    }
+    expect(await everywhere("SELECT count(*)::int AS n FROM pg_class WHERE relname = 'order_copy'")).toEqual([
+      0, 0, 0,
+    ]);
+  });
+
+  it("creates it where one key's rows are, and in each region when the hint says so", async () => {
+    await client.query("CREATE TABLE alice_orders AS SELECT * FROM orders WHERE tenant_id = 'alice'");
+    expect(
+      await everywhere("SELECT count(*)::int AS n FROM pg_class WHERE relname = 'alice_orders'"),
+    ).toEqual([1, 0, 0]);
+    await client.query("/* geo: region=us-east */ CREATE TABLE us_orders AS SELECT * FROM orders");
+    const direct = await regions.direct["us-east"].query("SELECT count(*)::int AS n FROM us_orders");
+    const orders = await regions.direct["us-east"].query("SELECT count(*)::int AS n FROM orders");
+    expect(direct.rows).toEqual(orders.rows);
+  });
+});

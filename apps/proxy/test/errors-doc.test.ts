@@ -73,6 +73,7 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
   "core.refuseWriteReadsElsewhere": [[["orders"], ["users"], ["eu", "us"]]],
   "core.refuseUtilityAcrossRegions": [["VACUUM", ["eu", "us"]]],
   "core.refuseCursorAcrossRegions": [[["eu", "us"]]],
+  "core.refuseCreateFromRowsAcrossRegions": [["CREATE TABLE AS", ["eu", "us"]]],
   "core.refuseCopyAcrossRegions": [
     ["from", ["eu", "us"]],
     ["to", ["eu", "us"]],

@@ -55,6 +55,7 @@ export {
   REFUSAL_CODES,
   refuseConfiguredTableChange,
   refuseCopyAcrossRegions,
+  refuseCreateFromRowsAcrossRegions,
   refuseCrossRegionJoin,
   refuseCursorAcrossRegions,
   refuseExplainAcrossRegions,

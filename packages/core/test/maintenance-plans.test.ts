@@ -84,6 +84,11 @@ const ROWS: Row[] = [
   ["LOCK TABLE eu_audit", "single", ["eu-west"]],
   ["/* geo: key=bob */ LOCK TABLE users", "single", ["us-east"]],
   ["REFRESH MATERIALIZED VIEW currencies", "each-region", ALL, false],
+  // A relation made from a query is made where the query's rows are, never from several regions.
+  ["CREATE TABLE t AS SELECT * FROM users", "refused", []],
+  ["CREATE MATERIALIZED VIEW v AS SELECT tenant_id, count(*) FROM orders GROUP BY 1", "refused", []],
+  ["CREATE TABLE t AS SELECT * FROM users WHERE tenant_id = 'bob'", "single", ["us-east"]],
+  ["/* geo: region=ap-south */ CREATE TABLE t AS SELECT * FROM users", "single", ["ap-south"]],
 ];
 
 describe("planning maintenance commands", () => {

@@ -15,6 +15,7 @@ export const REFUSAL_CODES = [
   "write-reads-elsewhere",
   "utility-across-regions",
   "cursor-across-regions",
+  "create-from-rows-across-regions",
   "copy-across-regions",
   "explain-across-regions",
   "writing-cte-across-regions",
@@ -195,6 +196,19 @@ export function refuseUtilityAcrossRegions(command: string, regions: readonly Re
     FEATURE_NOT_SUPPORTED,
     `${command} would have to run in ${list(regions)}, outside any transaction the proxy could commit`,
     `run it in each region with /* geo: region=<id> */ ${command}`,
+  );
+}
+
+/**
+ * CREATE TABLE AS and CREATE MATERIALIZED VIEW over rows of several regions would make, in each
+ * region, a relation of that region's rows only: no copy would hold the query's answer.
+ */
+export function refuseCreateFromRowsAcrossRegions(command: string, regions: readonly RegionId[]): Refusal {
+  return refusal(
+    "create-from-rows-across-regions",
+    FEATURE_NOT_SUPPORTED,
+    `${command} would create, in each of ${list(regions)}, a relation of that region's rows only`,
+    "create the table with CREATE TABLE, place it in the configuration, then fill it with INSERT INTO ... SELECT; or constrain the query to one key; or, for a copy per region computed from its own rows, create it in each region with /* geo: region=<id> */ and place it as geo_partitioned by its key",
   );
 }
 

@@ -5,6 +5,7 @@ import {
   type Refusal,
   refuseConfiguredTableChange,
   refuseCopyAcrossRegions,
+  refuseCreateFromRowsAcrossRegions,
   refuseCrossRegionJoin,
   refuseCursorAcrossRegions,
   refuseExplainAcrossRegions,
@@ -445,7 +446,8 @@ class Planning {
       case "geo_partitioned": {
         const hintKey = this.analysis.hints.key;
         if (hintKey !== undefined) return this.keyMask(hintKey);
-        if (this.analysis.kind === "ddl") return topology.allMask;
+        // DDL changes every copy of what it names; a query it reads (CREATE TABLE AS) is read by its keys.
+        if (this.analysis.kind === "ddl" && ref.access === "write") return topology.allMask;
         if (ref.key.kind === "any") return topology.allMask;
         let mask = 0;
         for (const value of ref.key.values) {
@@ -699,6 +701,8 @@ class Planning {
         if (analysis.command === "DECLARE CURSOR") return refused(refuseCursorAcrossRegions(regions));
         return refused(refuseUtilityAcrossRegions(analysis.command, regions));
       case "ddl":
+        if (analysis.command === "CREATE TABLE AS" || analysis.command === "CREATE MATERIALIZED VIEW")
+          return refused(refuseCreateFromRowsAcrossRegions(analysis.command, regions));
         // Schema is the same in every region that holds the tables: change it in one commit.
         return {
           kind: "distributed-write",
