@@ -1705,3 +1705,78 @@ WITH q AS MATERIALIZED (SELECT tenant_id, currency FROM orders) SELECT a.currenc
 -- a constant in GROUPING SETS over gathered rows (PostgreSQL before 18 nulls it by plan)
 
 SELECT DISTINCT '2025-09-15 00:00:00+00'::timestamptz AS c1, u2.tenant_id AS c2, max(u2.country) AS c3 FROM orders o1 FULL JOIN users u2 ON o1.id = u2.age WHERE u2.tenant_id IN ('ivan', 'de vries') GROUP BY GROUPING SETS (('2025-09-15 00:00:00+00'::timestamptz, u2.tenant_id), (u2.tenant_id), ())
+
+-- key spellings PostgreSQL reads as the key after a cast or padding (text against char(n), float8 against integer)
+
+SELECT count(*) FROM users WHERE tenant_id = 'emma   '::char(10)
+
+SELECT count(*) FROM users WHERE tenant_id::char(4) = 'ivan'
+
+SELECT count(*) FROM users WHERE (tenant_id, id) IN (('emma', 1), ('ivan', 2))
+
+SELECT count(*) FROM users WHERE (tenant_id, id) > ('ivan', 1)
+
+SELECT count(*) FROM users WHERE tenant_id IS NOT DISTINCT FROM 'ivan'
+
+SELECT count(*) FROM users WHERE CASE WHEN tenant_id = 'ivan' THEN true END
+
+SELECT count(*) FROM users WHERE tenant_id = U&'iv\0061n'
+
+SELECT count(*) FROM users WHERE tenant_id = 'iv' || 'an'
+
+SELECT count(*) FROM users WHERE tenant_id = 'IVAN' COLLATE ci
+
+-- int
+SELECT count(*) FROM accounts WHERE acct = 4.9999999999999999::float8
+
+-- int
+SELECT count(*) FROM accounts WHERE acct = 5.0000000000000001
+
+-- int
+SELECT count(*) FROM accounts WHERE acct = 4.9999999::float4
+
+-- int
+SELECT count(*) FROM accounts WHERE acct IN (5, 5.0, 4.9999999999999999::float8)
+
+-- int
+SELECT count(*) FROM accounts WHERE acct = 11 / 2
+
+-- int
+SELECT count(*) FROM accounts WHERE acct = 0b101
+
+-- ordered-set and statistical aggregates, FILTER, DISTINCT aggregates over every region
+
+SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY total) FROM orders
+
+SELECT currency, percentile_disc(0.25) WITHIN GROUP (ORDER BY total) FROM orders GROUP BY currency
+
+SELECT rank('EUR') WITHIN GROUP (ORDER BY currency) FROM orders
+
+SELECT stddev(total), variance(total), corr(age, id) FROM orders JOIN users USING (tenant_id) WHERE users.id = orders.user_id
+
+SELECT avg(DISTINCT total), sum(DISTINCT total) FROM orders
+
+SELECT count(*) FILTER (WHERE total > 100), sum(total) FILTER (WHERE status = 'open') FROM orders
+
+SELECT jsonb_object_agg(tenant_id, cnt) FROM (SELECT tenant_id, count(*) AS cnt FROM users GROUP BY 1) s
+
+SELECT n, count(*) FROM users, LATERAL unnest(ARRAY[age, id]) AS n GROUP BY n
+
+SELECT generate_series(1, 2) AS g, count(*) FROM orders GROUP BY g
+
+-- MERGE, ON CONFLICT and data-modifying WITH across regions
+
+-- steps
+BEGIN; MERGE INTO orders o USING currencies c ON o.currency = c.code AND o.tenant_id = 'ivan' WHEN MATCHED THEN UPDATE SET total = total + 1; SELECT sum(total) FROM orders; ROLLBACK
+
+-- steps
+BEGIN; INSERT INTO users (tenant_id, id, name) VALUES ('ivan', 1, 'dup'), ('emma', 1, 'dup2') ON CONFLICT DO NOTHING RETURNING tenant_id; SELECT count(*) FROM users; ROLLBACK
+
+-- steps
+BEGIN; WITH d AS (DELETE FROM orders WHERE tenant_id = 'ivan' RETURNING total) SELECT sum(total) FROM d; SELECT count(*) FROM orders; ROLLBACK
+
+-- steps
+SET TimeZone = 'America/New_York'; SELECT extract(hour FROM created_at) h, count(*) FROM orders GROUP BY 1 ORDER BY 1; RESET TimeZone
+
+-- steps
+SET IntervalStyle = 'iso_8601'; SELECT max(last_seen) - min(last_seen) FROM users; RESET IntervalStyle
