@@ -1,3 +1,4 @@
+import type { ScatterPlan } from "@geo/core";
 import {
   BackendCode,
   decodeRowDescription,
@@ -13,7 +14,7 @@ import type { Route } from "../routing/router.js";
 import { allValues } from "../scatter/data-row.js";
 import { gatherBoundExceeded } from "../scatter/errors.js";
 import { errorOf } from "../scatter/region-channel.js";
-import { NO_PARAMS } from "../scatter/region-statement.js";
+import { type BoundParams, NO_PARAMS } from "../scatter/region-statement.js";
 import { openScatter } from "../scatter/scatter-read.js";
 import { typeNamesSql } from "../scatter/type-names.js";
 import { FIRST_USER_OID } from "../scatter/typed-arrays.js";
@@ -32,7 +33,7 @@ const READS_ELSEWHERE: ReadonlySet<string> = new Set([
 /** Errors of a read taken out of its write that mean it named the written row (correlated). */
 const NAMES_THE_WRITE: ReadonlySet<string> = new Set(["42P01", "42703"]);
 
-type Collected = { readonly fields: readonly FieldDescription[]; readonly rows: (string | null)[][] };
+export type Collected = { readonly fields: readonly FieldDescription[]; readonly rows: (string | null)[][] };
 
 /**
  * A write the planner refuses because it reads rows of other regions (a sub-query over another
@@ -55,29 +56,68 @@ export async function withPrereads(
   mode: StatementMode,
 ): Promise<Analysis | "failed" | null> {
   const router = session.runtime.router;
-  // Cheap checks first: a write reading no other table never gets here.
-  if (router.topology.regions.length === 1 || analysis.tables.length < 2) return null;
-  if (analysis.kind !== "update" && analysis.kind !== "delete" && analysis.kind !== "insert") return null;
+  if (!mayReadElsewhere(session, analysis)) return null;
   const first = router.route(analysis, undefined, session.searchPath());
-  if (first.kind !== "error" || !READS_ELSEWHERE.has(first.refusal ?? "")) return null;
+  if (!refusedForReadingElsewhere(first)) return null;
+  const rewritten = await prereadWrite(session, analysis, first, mode, {
+    read: (read) => collect(session, read, mode),
+    typeNames: (fields) => typeNamesOf(session, fields, mode),
+  });
+  if (rewritten === null || rewritten === "failed") return rewritten;
+  if (router.route(rewritten, undefined, session.searchPath()).kind === "error") return null;
+  return rewritten;
+}
+
+/** Cheap checks first: a write reading no other table never needs its reads run first. */
+export function mayReadElsewhere(session: SessionPort, analysis: Analysis): boolean {
+  if (session.runtime.router.topology.regions.length === 1 || analysis.tables.length < 2) return false;
+  return analysis.kind === "update" || analysis.kind === "delete" || analysis.kind === "insert";
+}
+
+/** True for the planner's refusal of a write that reads rows outside the regions it writes. */
+export function refusedForReadingElsewhere(route: Route): route is Extract<Route, { kind: "error" }> {
+  return route.kind === "error" && READS_ELSEWHERE.has(route.refusal ?? "");
+}
+
+/** How the reads taken out of a write are run: by simple query, or inside an extended batch. */
+export interface PrereadRunner {
+  /** A read's answer as text; null when it cannot be run exactly (the write keeps its refusal). */
+  read(analysis: Analysis): Promise<Collected | PgError | null>;
+  /** PostgreSQL's exact names of the answer's types, asked of the session's region. */
+  typeNames(fields: readonly FieldDescription[]): Promise<string[] | null>;
+}
+
+/**
+ * Runs the reads of a refused write and returns it rewritten with their answers as constants
+ * (not yet routed: the caller routes it, with its parameters if it has any). See withPrereads
+ * for null and "failed".
+ */
+export async function prereadWrite(
+  session: SessionPort,
+  analysis: Analysis,
+  refusal: Extract<Route, { kind: "error" }>,
+  mode: StatementMode,
+  runner: PrereadRunner,
+): Promise<Analysis | "failed" | null> {
+  const router = session.runtime.router;
   const prereads = writePrereads(analysis.text);
   if (prereads === undefined) return null;
   const answers: PrereadAnswer[] = [];
   for (const read of prereads.reads) {
     const readAnalysis = router.analyze(read.sql);
     if (readAnalysis instanceof PgError) return null;
-    const collected = await collect(session, readAnalysis, mode);
+    const collected = await runner.read(readAnalysis);
     if (collected === null) return null;
     if (collected instanceof PgError) {
       // The write's own refusal, as if nothing had been read: inside a block the read's failure
       // has already ended the block there, as the refusal would have.
-      const error = NAMES_THE_WRITE.has(collected.code) ? first.error : collected;
-      if (error === first.error) session.observed.routed(first);
+      const error = NAMES_THE_WRITE.has(collected.code) ? refusal.error : collected;
+      if (error === refusal.error) session.observed.routed(refusal);
       session.fail(error, mode);
       return "failed";
     }
     if (collected.fields.some((field) => field.typeOid >= FIRST_USER_OID)) return null;
-    const types = await typeNamesOf(session, collected.fields, mode);
+    const types = await runner.typeNames(collected.fields);
     if (types === null) return null;
     answers.push({
       columns: collected.fields.map((field, i) => ({ name: field.name, type: types[i]! })),
@@ -85,9 +125,7 @@ export async function withPrereads(
     });
   }
   const rewritten = router.analyze(prereads.render(answers));
-  if (rewritten instanceof PgError) return null;
-  if (router.route(rewritten, undefined, session.searchPath()).kind === "error") return null;
-  return rewritten;
+  return rewritten instanceof PgError ? null : rewritten;
 }
 
 /** Runs a read and keeps its answer as text; null when it does not route to one region or a scatter. */
@@ -100,14 +138,21 @@ async function collect(
   if (route.kind === "region") return collectOnLeg(session, analysis, route, analysis.text, mode);
   if (route.kind === "error") return route.error;
   if (route.kind !== "multi-region" || route.plan.kind !== "scatter") return null;
+  return collectScatter(session, analysis, route.plan, NO_PARAMS, mode);
+}
+
+/** A read over several regions, combined exactly as its SELECT would be, kept as text. */
+export async function collectScatter(
+  session: SessionPort,
+  analysis: Analysis,
+  plan: ScatterPlan,
+  params: BoundParams,
+  mode: StatementMode,
+): Promise<Collected | PgError> {
   await session.quiesceActive();
   await session.relay.idle();
   try {
-    const answer = await openScatter(
-      session,
-      { analysis, plan: route.plan, params: NO_PARAMS, resultFormats: [] },
-      mode,
-    );
+    const answer = await openScatter(session, { analysis, plan, params, resultFormats: [] }, mode);
     const rows: (string | null)[][] = [];
     const limits = session.runtime.config.gather;
     let bytes = 0;
@@ -116,10 +161,9 @@ async function collect(
       for (let row = await answer.rows.next(); row !== null; row = await answer.rows.next()) {
         // Held in memory and written into the statement: bounded as a gather is.
         bytes += row.length;
-        if (rows.length >= limits.maxRows)
-          throw gatherBoundExceeded("rows", limits.maxRows, route.plan.regions);
-        if (bytes > limits.maxBytes) throw gatherBoundExceeded("bytes", limits.maxBytes, route.plan.regions);
-        rows.push(allValues(row).map((value) => (value === null ? null : value.toString("utf8"))));
+        if (rows.length >= limits.maxRows) throw gatherBoundExceeded("rows", limits.maxRows, plan.regions);
+        if (bytes > limits.maxBytes) throw gatherBoundExceeded("bytes", limits.maxBytes, plan.regions);
+        rows.push(textValues(row));
       }
       failed = false;
     } finally {
@@ -130,6 +174,11 @@ async function collect(
     if (error instanceof PgError) return error;
     throw error;
   }
+}
+
+/** A DataRow's values as text (the reads ask for text results). */
+export function textValues(row: Buffer): (string | null)[] {
+  return allValues(row).map((value) => (value === null ? null : value.toString("utf8")));
 }
 
 /** One statement on the session's connection to a region, its answer kept from the client. */
@@ -164,10 +213,7 @@ async function collectOnLeg(
               error ??= gatherBoundExceeded("rows", limits.maxRows, [leg.region]);
             else if (bytes > limits.maxBytes)
               error ??= gatherBoundExceeded("bytes", limits.maxBytes, [leg.region]);
-            if (error === null)
-              rows.push(
-                allValues(frame.payload).map((value) => (value === null ? null : value.toString("utf8"))),
-              );
+            if (error === null) rows.push(textValues(frame.payload));
             return;
           case BackendCode.ErrorResponse:
             error ??= errorOf(frame);

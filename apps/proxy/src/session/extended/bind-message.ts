@@ -21,6 +21,7 @@ import { refuseDatabaseFunctionCall } from "../database-function-calls.js";
 import type { BackendCopy, ClientStatement, ShapeCheck } from "./client-statement.js";
 import { describeOnServer } from "./describe-message.js";
 import { EXTENDED, type ExtendedState } from "./extended-state.js";
+import { prereadsAtBind } from "./prereads-at-bind.js";
 import { qualifiedAtBind } from "./qualified-at-bind.js";
 import { checkShape, prepareOn } from "./statement-cache.js";
 
@@ -30,7 +31,7 @@ export async function bindMessage(session: SessionPort, state: ExtendedState, fr
     session.fatal(protocolViolation(view));
     return;
   }
-  const statement = state.statements.get(view.statement);
+  let statement = state.statements.get(view.statement);
   if (statement === undefined) {
     session.fail(unknownStatement(view.statement), EXTENDED);
     return;
@@ -39,7 +40,7 @@ export async function bindMessage(session: SessionPort, state: ExtendedState, fr
   // Under a search_path that may shadow public, the names are resolved for this execution.
   const qualified = await qualifiedAtBind(session, state, statement.analysis);
   if (qualified === "failed") return;
-  const analysis = qualified ?? statement.analysis;
+  let analysis = qualified ?? statement.analysis;
   const moves = session.runtime.moves;
   if (moves !== undefined) {
     // Held while a move has its key; released once the batch's Sync is answered.
@@ -66,6 +67,28 @@ export async function bindMessage(session: SessionPort, state: ExtendedState, fr
       return;
     }
     route = router.route(analysis, params, session.searchPath());
+  }
+  const preread = await prereadsAtBind(session, state, statement, analysis, route, frame.payload, () =>
+    paramValues(view, statement!, []),
+  );
+  if (preread === "failed") return;
+  if (preread !== null) {
+    // The write with its reads' answers written in: routed again, with the same values bound.
+    const params = paramValues(view, preread.statement, []);
+    const rewritten =
+      params instanceof PgError ? route : router.route(preread.analysis, params, session.searchPath());
+    if (rewritten.kind !== "error") {
+      ({ statement, analysis } = preread);
+      route = rewritten;
+      if (moves !== undefined) {
+        const admission = await moves.admit(session, [analysis], params as ParamValue[]);
+        if (admission instanceof PgError) {
+          session.fail(admission, EXTENDED);
+          return;
+        }
+        moves.admitted(session, admission);
+      }
+    }
   }
   session.observed.routed(route);
   if ((route.kind === "local" || route.kind === "multi-region") && statement.checked !== null) {
