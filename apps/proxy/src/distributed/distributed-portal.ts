@@ -38,16 +38,56 @@ export class DistributedPortal {
     readonly clientTypes: readonly number[],
   ) {}
 
-  /** The row shape: the client's statement described in the first region (nothing runs). */
+  /**
+   * The row shape: the client's statement described in the first region (nothing runs). A session
+   * that holds connections (a block, a batch, a pin) is described on them, where it will run: a
+   * fresh connection would not see what the block did, and would wait on the locks it holds.
+   */
   async describe(session: SessionPort): Promise<void> {
     await session.settle();
     const region = this.plan.regions[0] ?? session.runtime.router.topology.home.id;
+    const holds = session.txn !== null || session.batchLegs.size > 0 || session.pinnedLeg !== null;
+    const answer = holds
+      ? await this.describeOnHeld(session, region)
+      : await this.describeOnLease(session, region);
+    if (answer === null) return;
+    if (answer.error !== null) {
+      session.fail(answer.error, EXTENDED);
+      return;
+    }
+    session.relay.local({ bytes: answer.description ?? Messages.noData });
+  }
+
+  /** On the block's connection to `region` (the batch's block begins here if it has not yet). */
+  private async describeOnHeld(session: SessionPort, region: string): Promise<LegAnswer | null> {
+    if (session.txn === null) await beginDistributedBatch(session);
+    const leg = await session.legFor(region, false, EXTENDED);
+    if (leg instanceof PgError) {
+      session.fail(leg, EXTENDED);
+      return null;
+    }
+    await session.settle();
+    if (leg.broken !== null || session.txn?.status === "E") {
+      session.fail(leg.broken ?? inFailedTransaction(), EXTENDED);
+      return null;
+    }
+    // Sync inside the block ends nothing; it only makes the backend answer at once.
+    return collectAnswer(
+      region,
+      leg.connection,
+      [...this.messages(this.analysis.text, false), encodeDescribe({ target: "P", name: "" }), Messages.sync],
+      () => session.reattach(leg),
+    );
+  }
+
+  /** On a connection borrowed for the describe alone and given back at once. */
+  private async describeOnLease(session: SessionPort, region: string): Promise<LegAnswer | null> {
     let lease: Awaited<ReturnType<typeof session.runtime.pools.acquire>>;
     try {
       lease = await session.runtime.pools.acquire(region, session.user, session.database);
     } catch (error) {
       session.fail(error instanceof PgError ? error : internalError(error), EXTENDED);
-      return;
+      return null;
     }
     const answer = await collectAnswer(
       region,
@@ -57,11 +97,7 @@ export class DistributedPortal {
     );
     if (lease.connection.txStatus === "I") lease.release();
     else lease.discard("left in a transaction by a describe");
-    if (answer.error !== null) {
-      session.fail(answer.error, EXTENDED);
-      return;
-    }
-    session.relay.local({ bytes: answer.description ?? Messages.noData });
+    return answer;
   }
 
   async execute(session: SessionPort): Promise<void> {
