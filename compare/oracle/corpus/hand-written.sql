@@ -1780,3 +1780,38 @@ SET TimeZone = 'America/New_York'; SELECT extract(hour FROM created_at) h, count
 
 -- steps
 SET IntervalStyle = 'iso_8601'; SELECT max(last_seen) - min(last_seen) FROM users; RESET IntervalStyle
+
+-- key equalities that do not tie their sides: pairs kept with a null or by a negation
+
+SELECT b2.id AS c1 FROM badges b1 JOIN badges b2 ON b1.id = b2.id WHERE NOT (b1.tenant_id IN (SELECT b4.tenant_id FROM badges b4 WHERE b4.tenant_id = b2.tenant_id))
+
+SELECT b2.id AS c1 FROM badges b1 JOIN badges b2 ON b1.id = b2.id WHERE NOT EXISTS (SELECT 1 FROM badges b4 WHERE b4.tenant_id = b2.tenant_id AND b4.tenant_id = b1.tenant_id)
+
+SELECT b1.id, b2.id, (SELECT count(*) FROM badges b4 WHERE b4.tenant_id = b2.tenant_id AND b4.tenant_id = b1.tenant_id) FROM badges b1 JOIN badges b2 ON b1.id = b2.id
+
+SELECT b2.id AS c1 FROM badges b1 JOIN badges b2 ON b1.id = b2.id WHERE b1.id > 2 OR EXISTS (SELECT 1 FROM badges b4 WHERE b4.tenant_id = b2.tenant_id AND b4.tenant_id = b1.tenant_id)
+
+SELECT b2.id AS c1 FROM badges b1 JOIN badges b2 ON b1.id = b2.id WHERE b1.id > 2 OR b1.tenant_id IN (SELECT b4.tenant_id FROM badges b4 WHERE b4.tenant_id = b2.tenant_id)
+
+SELECT b1.id, x.n FROM badges b1 JOIN badges b2 ON b1.id = b2.id, LATERAL (SELECT count(*) AS n FROM badges b4 WHERE b4.tenant_id = b2.tenant_id AND b4.tenant_id = b1.tenant_id) x
+
+SELECT b1.id, x.n FROM badges b1 JOIN badges b2 ON b1.id = b2.id LEFT JOIN LATERAL (SELECT b4.id AS n FROM badges b4 WHERE b4.tenant_id = b2.tenant_id AND b4.tenant_id = b1.tenant_id) x ON true
+
+SELECT b2.id AS c1 FROM badges b1 JOIN badges b2 ON b1.id = b2.id WHERE EXISTS (SELECT 1 FROM badges b4 WHERE b4.tenant_id = b2.tenant_id AND b4.tenant_id = b1.tenant_id)
+
+SELECT b2.id AS c1 FROM badges b1 JOIN badges b2 ON b1.id = b2.id WHERE b1.tenant_id IN (SELECT b4.tenant_id FROM badges b4 WHERE b4.tenant_id = b2.tenant_id)
+
+SELECT b2.id AS c1 FROM badges b1 JOIN badges b2 ON b1.id = b2.id WHERE (SELECT count(*) FROM badges b4 WHERE b4.tenant_id = b2.tenant_id AND b4.tenant_id = b1.tenant_id) = 0
+
+SELECT b1.id, b2.id, b5.id FROM badges b1 JOIN badges b2 ON b1.id = b2.id LEFT JOIN badges b5 ON b5.tenant_id = b1.tenant_id AND b5.tenant_id = b2.tenant_id AND b5.id = b1.id
+
+SELECT b1.id, b2.id FROM badges b1 JOIN badges b2 ON b1.id = b2.id WHERE NOT EXISTS (SELECT 1 WHERE b1.tenant_id = b2.tenant_id)
+
+SELECT b1.id, b2.id FROM badges b1 JOIN badges b2 ON b1.id = b2.id WHERE EXISTS (SELECT 1 FROM badges b4 LEFT JOIN badges b5 ON b5.tenant_id = b4.tenant_id AND b5.tenant_id = b2.tenant_id WHERE b4.tenant_id = b1.tenant_id)
+
+SELECT b1.id, b2.id FROM badges b1 FULL JOIN badges b2 ON b1.id = b2.id AND b1.tenant_id = b2.tenant_id
+
+SELECT b1.id, b2.id FROM badges b1 LEFT JOIN badges b2 ON b1.tenant_id = b2.tenant_id JOIN badges b3 ON b3.tenant_id = b2.tenant_id OR b3.id = b1.id
+
+SELECT b2.id AS c1, b2.tags AS c2, b2.weight AS c3 FROM badges b1 JOIN badges b2 ON b1.id = b2.id CROSS JOIN generate_series(1, 3) AS g3(n) WHERE (b1.id >= 0) AND (b2.id > g3.n) AND (NOT (b1.tenant_id IN (SELECT b4.tenant_id AS c1 FROM badges b4 WHERE (b4.id = b1.id) AND ((b4.tenant_id = b2.tenant_id AND b4.tenant_id = 'emma')))))
+

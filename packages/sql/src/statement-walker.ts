@@ -32,6 +32,7 @@ import {
   VOLATILE_FUNCTIONS,
   WRITING_FUNCTIONS,
 } from "./function-catalog.js";
+import { type CandidateLink, type LinkOrigin, tiedLinks } from "./key-groups.js";
 import { ANY, join, meet, valuesOf } from "./key-lattice.js";
 import {
   canonicalKeyValue,
@@ -104,6 +105,14 @@ export interface Predicate {
   /** Occurrences whose rows must satisfy it (those it filters). */
   readonly appliesTo: readonly number[];
   readonly via: KeyLink["via"];
+  /** For a join's ON: the join's type and the occurrences of each side. */
+  readonly join?: JoinSides;
+}
+
+interface JoinSides {
+  readonly type: string;
+  readonly left: readonly number[];
+  readonly right: readonly number[];
 }
 
 interface Flow {
@@ -179,7 +188,11 @@ export class StatementWalker {
     writing: false,
     advisory: false,
   };
-  readonly #links: KeyLink[] = [];
+  readonly #links: CandidateLink[] = [];
+  /** Sub-queries that are top-level conjuncts of a WHERE (the rows they read are required). */
+  readonly #whereConjuncts = new WeakSet<object>();
+  /** Blocks of positive EXISTS / IN that a WHERE requires: their rows are present for every output row. */
+  readonly #filtering = new Set<number>();
   readonly #flows: Flow[] = [];
   readonly #schema: SchemaInfo;
   #insert: InsertFacts | undefined;
@@ -235,7 +248,7 @@ export class StatementWalker {
       blocks: this.blocks,
       occurrences: this.occurrences,
       predicates: this.predicates,
-      links: this.#links,
+      links: tiedLinks(this.occurrences.length, this.#links),
       insert: this.#insert,
       functions: this.functions,
       sessionEffects: this.sessionEffects,
@@ -370,6 +383,7 @@ export class StatementWalker {
     const all = block.scope.occurrences.slice();
     if (stmt.whereClause !== undefined) {
       this.predicates.push({ expr: stmt.whereClause, scope: block.scope, appliesTo: all, via: "where" });
+      this.#noteWhereConjuncts(stmt.whereClause);
       this.#scan(stmt.whereClause, block, true);
     }
     this.#scanList(stmt.targetList, block, true);
@@ -457,7 +471,7 @@ export class StatementWalker {
     if (item === undefined || childBlock === undefined) return;
     const ref = this.#keyRef(item, childBlock.scope);
     if (ref !== undefined) {
-      this.#addLink(target, ref, "insert-select");
+      this.#addLink(target, ref, "insert-select", { kind: "ties" });
       this.#flows.push({ from: ref, to: target });
       return;
     }
@@ -493,6 +507,7 @@ export class StatementWalker {
           via: "where",
         });
       }
+      this.#noteWhereConjuncts(stmt.whereClause);
       this.#scan(stmt.whereClause, block, true);
     }
     this.#walkReturning(stmt.returningClause?.exprs, block);
@@ -512,6 +527,7 @@ export class StatementWalker {
           via: "where",
         });
       }
+      this.#noteWhereConjuncts(stmt.whereClause);
       this.#scan(stmt.whereClause, block, true);
     }
     this.#walkReturning(stmt.returningClause?.exprs, block);
@@ -650,7 +666,13 @@ export class StatementWalker {
                 ? left
                 : [];
         if (je.quals !== undefined) {
-          this.predicates.push({ expr: je.quals, scope, appliesTo, via: "join" });
+          this.predicates.push({
+            expr: je.quals,
+            scope,
+            appliesTo,
+            via: "join",
+            join: { type, left, right },
+          });
           this.#scan(je.quals, block, true);
         }
         const using =
@@ -671,7 +693,8 @@ export class StatementWalker {
             !this.#cutOff(lo, block.id) &&
             !this.#cutOff(ro, block.id)
           ) {
-            this.#addLink(lo, ro, "join");
+            const origin = this.#originOf(lo, ro, block.id, { type, left, right });
+            if (origin !== undefined) this.#addLink(lo, ro, "join", origin);
             if (appliesTo.includes(ro)) this.#flows.push({ from: lo, to: ro });
             if (appliesTo.includes(lo)) this.#flows.push({ from: ro, to: lo });
             scope.merged.set(column, [...l, ...r]);
@@ -800,6 +823,13 @@ export class StatementWalker {
     const role: BlockRole =
       link.subLinkType === "EXISTS_SUBLINK" ? (positive ? "exists" : "not-exists") : "sublink";
     const child = this.walkStatement(link.subselect, block.id, role, block.scope);
+    if (
+      child !== undefined &&
+      positive &&
+      this.#whereConjuncts.has(link) &&
+      (link.subLinkType === "EXISTS_SUBLINK" || link.subLinkType === "ANY_SUBLINK")
+    )
+      this.#filtering.add(child);
     if (child === undefined || link.subLinkType !== "ANY_SUBLINK" || link.testexpr === undefined) return;
     // `outer.key IN (SELECT inner.key ...)`: rows meet only on equal keys.
     const outer = this.#keyRef(link.testexpr, block.scope);
@@ -817,7 +847,11 @@ export class StatementWalker {
     if (operator !== undefined && operator !== "=") return;
     const inner = this.#keyRef(first, childBlock.scope);
     if (inner === undefined || this.#cutOff(inner, block.id)) return;
-    this.#addLink(outer, inner, "where");
+    const required =
+      this.#filtering.has(child) &&
+      this.#filteringUpTo(child, this.occurrences[outer]?.block) &&
+      this.occurrences[inner]?.nullable !== true;
+    this.#addLink(outer, inner, "where", required ? { kind: "ties" } : { kind: "dependent", inner });
     // NOT IN over a NULL key anywhere rejects every row, so only the positive form narrows the inner side.
     if (positive) this.#flows.push({ from: outer, to: inner });
   }
@@ -989,11 +1023,59 @@ export class StatementWalker {
     return false;
   }
 
-  #addLink(left: number, right: number, via: KeyLink["via"]): void {
+  #addLink(left: number, right: number, via: KeyLink["via"], origin: LinkOrigin): void {
     if (left === right) return;
-    const [a, b] = left < right ? [left, right] : [right, left];
-    if (this.#links.some((l) => l.left === a && l.right === b)) return;
-    this.#links.push({ left: a, right: b, via });
+    this.#links.push({ left, right, via, origin });
+  }
+
+  #noteWhereConjuncts(where: Node): void {
+    for (const conjunct of conjuncts(where)) {
+      const link = nodeAs(conjunct, "SubLink");
+      if (link !== undefined) this.#whereConjuncts.add(link);
+    }
+  }
+
+  /** Whether every block from `from` up to (not including) its ancestor `to` is a required sub-query. */
+  #filteringUpTo(from: number, to: number | undefined): boolean {
+    for (let b: number | undefined = from; b !== to; b = this.blocks[b]?.parent) {
+      if (b === undefined || !this.#filtering.has(b)) return false;
+    }
+    return true;
+  }
+
+  /**
+   * How an equality of `a`'s and `b`'s keys tested in block `at` (in a WHERE, or in the ON of
+   * `join`) ties them (key-groups.ts); undefined when it ties nothing.
+   */
+  #originOf(a: number, b: number, at: number, join: JoinSides | undefined): LinkOrigin | undefined {
+    const oa = this.occurrences[a];
+    const ob = this.occurrences[b];
+    if (oa === undefined || ob === undefined) return undefined;
+    const innerA = oa.block === at;
+    const innerB = ob.block === at;
+    if (innerA && innerB) {
+      if (join === undefined) return { kind: "ties" };
+      if (join.type === "JOIN_INNER" && !oa.nullable && !ob.nullable) return { kind: "ties" };
+      const aLeft = join.left.includes(a);
+      const bLeft = join.left.includes(b);
+      if (aLeft === bLeft) return undefined;
+      const nullable = join.type === "JOIN_LEFT" ? "right" : join.type === "JOIN_RIGHT" ? "left" : undefined;
+      if (nullable !== undefined)
+        return { kind: "dependent", inner: (nullable === "left") === aLeft ? a : b };
+      const keyed = (side: readonly number[]) =>
+        side.filter((o) => this.occurrences[o]?.keyColumn !== undefined);
+      return { kind: "sides", left: keyed(join.left), right: keyed(join.right) };
+    }
+    if (innerA || innerB) {
+      const [inner, outer] = innerA ? [oa, ob] : [ob, oa];
+      const present = join === undefined || (join.type === "JOIN_INNER" && !inner.nullable);
+      if (present && this.#filteringUpTo(at, outer.block)) return { kind: "ties" };
+      return { kind: "dependent", inner: innerA ? a : b };
+    }
+    // Both outside: a condition on outer rows inside a sub-query.
+    if (join === undefined && this.#filteringUpTo(at, oa.block) && this.#filteringUpTo(at, ob.block))
+      return { kind: "ties" };
+    return undefined;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -1014,7 +1096,8 @@ export class StatementWalker {
         if (this.#cutOff(a, p.scope.block) || this.#cutOff(b, p.scope.block)) continue;
         const outer =
           this.occurrences[a]?.block !== p.scope.block || this.occurrences[b]?.block !== p.scope.block;
-        this.#addLink(a, b, outer ? "correlation" : p.via);
+        const origin = this.#originOf(a, b, p.scope.block, p.join);
+        if (origin !== undefined) this.#addLink(a, b, outer ? "correlation" : p.via, origin);
         if (p.appliesTo.includes(b)) this.#flows.push({ from: a, to: b });
         if (p.appliesTo.includes(a)) this.#flows.push({ from: b, to: a });
       }

@@ -4,6 +4,7 @@ import { errorCases } from "./cases/errors.js";
 import { hintsAndParameters } from "./cases/hints-and-parameters.js";
 import { insertsAndWrites } from "./cases/inserts-and-writes.js";
 import { keyLattice } from "./cases/key-lattice.js";
+import { keyTies } from "./cases/key-ties.js";
 import { kindsAndPrimary } from "./cases/kinds-and-primary.js";
 import { maintenance } from "./cases/maintenance.js";
 import { mergeTiers } from "./cases/merge-tiers.js";
@@ -20,6 +21,7 @@ const topics: ReadonlyArray<readonly [string, readonly Case[]]> = [
   ["session effects", sessionEffects],
   ["tables and query blocks", tablesAndBlocks],
   ["the key lattice", keyLattice],
+  ["key ties", keyTies],
   ["inserts and writes", insertsAndWrites],
   ["hints and parameters", hintsAndParameters],
   ["merge tiers", mergeTiers],
