@@ -96,7 +96,10 @@ describe("the admin port served by the proxy, in front of three PostgreSQL serve
       {
         text: "UPDATE users u SET age = (SELECT max(age) FROM users v WHERE v.name = u.name) WHERE tenant_id = 'bob'",
       },
-      { text: "UPDATE users SET age = (SELECT max(age) FROM users) WHERE tenant_id = $1", values: ["bob"] },
+      {
+        text: "UPDATE users u SET age = (SELECT max(age) FROM users v WHERE v.name = u.name) WHERE tenant_id = $1",
+        values: ["bob"],
+      },
     ]) {
       const refused = await client.query(query).catch((error: unknown) => error);
       expect((refused as { code?: string }).code, query.text).toBe("0A000");

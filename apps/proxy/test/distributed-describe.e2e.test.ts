@@ -1,21 +1,10 @@
 import { encodeBind, encodeDescribe, encodeExecute, encodeParse, encodeQuery, encodeSync } from "@geo/proto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RealRegions, startRealRegions } from "./support/real-regions.js";
-import { type SideBySide, sideBySide } from "./support/side-by-side.js";
+import { describe, expect, it } from "vitest";
+import { referencePair, rowsSorted } from "./support/reference-pair.js";
 
 // A bound write across regions is described where it will run: inside the session's block, on the
 // block's connections, so it sees what the block did (a column it added, a table it locked).
-let regions: RealRegions;
-let pair: SideBySide;
-
-beforeAll(async () => {
-  regions = await startRealRegions();
-  pair = await sideBySide(regions.cluster.servers[0]!, regions.proxy.port, { directDatabase: "reference" });
-});
-afterAll(async () => {
-  await pair?.close();
-  await regions?.close();
-});
+const world = referencePair();
 
 const query = (sql: string): Buffer => encodeQuery({ sql });
 
@@ -37,13 +26,8 @@ function bound(sql: string, params: string[]): Buffer {
 }
 
 async function same(bytes: Buffer): Promise<string[]> {
-  const [expected, got] = await pair.both(bytes);
-  const sorted = (lines: string[]): string[] => {
-    const rows = lines.filter((l) => l.startsWith("DataRow")).sort();
-    let next = 0;
-    return lines.map((l) => (l.startsWith("DataRow") ? rows[next++]! : l));
-  };
-  expect(sorted(got)).toEqual(sorted(expected));
+  const [expected, got] = await world.pair.both(bytes);
+  expect(rowsSorted(got)).toEqual(rowsSorted(expected));
   return got;
 }
 
@@ -63,7 +47,7 @@ describe("a bound write across regions, described inside a block", () => {
     await same(query("BEGIN"));
     // A statement that runs in several regions is checked by the server at Bind (docs/proxy.md):
     // the same error, one or two messages later than PostgreSQL's at Parse.
-    const [expected, got] = await pair.both(bound(INSERT_TWO_REGIONS, ["12.50"]));
+    const [expected, got] = await world.pair.both(bound(INSERT_TWO_REGIONS, ["12.50"]));
     expect(expected).toEqual(["ErrorResponse 42703", "ReadyForQuery E"]);
     expect(got.filter((line) => line !== "ParseComplete" && line !== "BindComplete")).toEqual(expected);
     await same(query("ROLLBACK"));

@@ -1,22 +1,11 @@
 import { encodeBind, encodeClose, encodeDescribe, encodeExecute, encodeParse, encodeSync } from "@geo/proto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RealRegions, startRealRegions } from "./support/real-regions.js";
-import { type SideBySide, sideBySide } from "./support/side-by-side.js";
+import { describe, expect, it } from "vitest";
+import { referencePair } from "./support/reference-pair.js";
 
 // Batches of Parse/Bind/Describe/Execute/Sync over statements that span regions, sent to the
 // proxy and to the reference database holding every row: the answers must match message for
 // message (the Sync count tells how many ReadyForQuery to read).
-let regions: RealRegions;
-let pair: SideBySide;
-
-beforeAll(async () => {
-  regions = await startRealRegions();
-  pair = await sideBySide(regions.cluster.servers[0]!, regions.proxy.port, { directDatabase: "reference" });
-});
-afterAll(async () => {
-  await pair?.close();
-  await regions?.close();
-});
+const world = referencePair();
 
 const int4 = (n: number) => {
   const b = Buffer.alloc(4);
@@ -164,7 +153,7 @@ const cases: [string, Buffer][] = [
 describe("the extended protocol over several regions", () => {
   it.each(cases)("%s, as one PostgreSQL holding every row does", async (_name, bytes) => {
     const readies = countSyncs(bytes);
-    const [direct, proxied] = await pair.both(bytes, readies);
+    const [direct, proxied] = await world.pair.both(bytes, readies);
     expect(proxied).toEqual(direct);
   });
 });

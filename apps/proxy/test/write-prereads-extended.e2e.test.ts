@@ -7,34 +7,17 @@ import {
   encodeSync,
   type FormatCode,
 } from "@geo/proto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RealRegions, startRealRegions } from "./support/real-regions.js";
-import { type SideBySide, sideBySide } from "./support/side-by-side.js";
+import { describe, expect, it } from "vitest";
+import { referencePair, rowsSorted } from "./support/reference-pair.js";
+import { sideBySide } from "./support/side-by-side.js";
 
 // Writes that read rows of other regions, prepared and bound (the extended protocol, as every
 // driver sends them): the reads run with the bound values, then the write with their answers.
 // Each exchange is compared message for message with one database holding every row.
-let regions: RealRegions;
-let pair: SideBySide;
-
-beforeAll(async () => {
-  regions = await startRealRegions();
-  pair = await sideBySide(regions.cluster.servers[0]!, regions.proxy.port, { directDatabase: "reference" });
-});
-afterAll(async () => {
-  await pair?.close();
-  await regions?.close();
-});
-
-/** RETURNING rows as a multiset: one server returns them in scan order, regions one by one. */
-function rowsSorted(lines: string[]): string[] {
-  const rows = lines.filter((line) => line.startsWith("DataRow")).sort();
-  let next = 0;
-  return lines.map((line) => (line.startsWith("DataRow") ? rows[next++]! : line));
-}
+const world = referencePair();
 
 async function same(bytes: Buffer, readies = 1): Promise<string[]> {
-  const [expected, got] = await pair.both(bytes, readies);
+  const [expected, got] = await world.pair.both(bytes, readies);
   expect(rowsSorted(got)).toEqual(rowsSorted(expected));
   return got;
 }
@@ -77,7 +60,7 @@ const batch = (...parts: Buffer[][]): Buffer => Buffer.concat([...parts.flat(), 
  * error the rewritten write raises itself (a scalar sub-query's rows) comes where PostgreSQL's does.
  */
 async function sameFailure(bytes: Buffer): Promise<string> {
-  const [expected, got] = await pair.both(bytes);
+  const [expected, got] = await world.pair.both(bytes);
   const failure = (lines: string[]) => lines.filter((line) => line.startsWith("ErrorResponse"));
   expect(failure(got)).toEqual(failure(expected));
   expect(got.at(-1)).toBe(expected.at(-1));
@@ -90,8 +73,8 @@ async function sameFailure(bytes: Buffer): Promise<string> {
 async function prepared(): Promise<number> {
   let count = 0;
   for (const region of ["eu-west", "us-east", "ap-south"] as const)
-    count += (await regions.direct[region].query("SELECT count(*)::int AS n FROM pg_prepared_xacts")).rows[0]
-      .n;
+    count += (await world.regions.direct[region].query("SELECT count(*)::int AS n FROM pg_prepared_xacts"))
+      .rows[0].n;
   return count;
 }
 
@@ -113,6 +96,21 @@ describe("prepared writes that read rows of other regions", () => {
     await same(USERS);
     await same(query("ROLLBACK"));
     await same(USERS);
+  });
+
+  it("runs a read that names no parameter without the client's values (untyped key)", async () => {
+    await same(query("BEGIN"));
+    const got = await same(
+      batch(
+        statement({
+          sql: "UPDATE users SET age = (SELECT max(age) FROM users) WHERE tenant_id = $1 RETURNING tenant_id, id, age",
+          params: ["bob"],
+        }),
+      ),
+    );
+    expect(got).toContain("CommandComplete UPDATE 3");
+    await same(USERS);
+    await same(query("ROLLBACK"));
   });
 
   it("runs a named statement twice outside a block, each time committed in two phases", async () => {
@@ -198,7 +196,7 @@ describe("prepared writes that read rows of other regions", () => {
   });
 
   it("outside a block, keeps the refusal when the batch already ran a statement before it", async () => {
-    const [, got] = await pair.both(
+    const [, got] = await world.pair.both(
       batch(
         statement({ sql: "SELECT count(*) FROM users WHERE tenant_id = $1", params: ["alice"] }),
         statement({
@@ -232,7 +230,7 @@ describe("prepared writes that read rows of other regions", () => {
   });
 
   it("in a session held by its connection (an advisory lock), reads there and elsewhere", async () => {
-    const held = await sideBySide(regions.cluster.servers[0]!, regions.proxy.port, {
+    const held = await sideBySide(world.regions.cluster.servers[0]!, world.regions.proxy.port, {
       directDatabase: "reference",
     });
     try {

@@ -1,35 +1,19 @@
 import { encodeQuery } from "@geo/proto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RealRegions, startRealRegions } from "./support/real-regions.js";
-import { type SideBySide, sideBySide } from "./support/side-by-side.js";
+import { describe, expect, it } from "vitest";
+import { referencePair, rowsSorted } from "./support/reference-pair.js";
 
 // Writes that read rows of other regions (a sub-query over them, UPDATE ... FROM or DELETE ...
 // USING a table spread over regions, INSERT ... SELECT from everywhere): the proxy reads those
 // rows first, exactly as a SELECT would be answered, then runs the write with them as constants.
 // Each exchange is compared message for message with one database holding every row.
-let regions: RealRegions;
-let pair: SideBySide;
-
-beforeAll(async () => {
-  regions = await startRealRegions();
-  pair = await sideBySide(regions.cluster.servers[0]!, regions.proxy.port, { directDatabase: "reference" });
-});
-afterAll(async () => {
-  await pair?.close();
-  await regions?.close();
-});
+const world = referencePair();
 
 /**
  * The same messages as the reference, RETURNING rows as a multiset: one server returns them in
  * its scan order, a write over regions region after region (docs/transactions.md).
  */
 async function same(sql: string): Promise<string[]> {
-  const [expected, got] = await pair.both(encodeQuery({ sql }));
-  const rowsSorted = (lines: string[]) => {
-    const rows = lines.filter((line) => line.startsWith("DataRow")).sort();
-    let next = 0;
-    return lines.map((line) => (line.startsWith("DataRow") ? rows[next++]! : line));
-  };
+  const [expected, got] = await world.pair.both(encodeQuery({ sql }));
   const ordered = /\bORDER BY\b/i.test(sql) && !/\bRETURNING\b/i.test(sql);
   expect(ordered ? got : rowsSorted(got), sql).toEqual(ordered ? expected : rowsSorted(expected));
   return got;
@@ -48,8 +32,8 @@ async function inRolledBackBlock(write: string, read: string): Promise<string[]>
 async function prepared(): Promise<number> {
   let count = 0;
   for (const region of ["eu-west", "us-east", "ap-south"] as const)
-    count += (await regions.direct[region].query("SELECT count(*)::int AS n FROM pg_prepared_xacts")).rows[0]
-      .n;
+    count += (await world.regions.direct[region].query("SELECT count(*)::int AS n FROM pg_prepared_xacts"))
+      .rows[0].n;
   return count;
 }
 
@@ -128,7 +112,7 @@ describe("writes that read rows of other regions", () => {
   });
 
   it("still refuses a sub-query correlated with the written row across regions", async () => {
-    const [error] = await pair
+    const [error] = await world.pair
       .both(
         encodeQuery({
           sql: "UPDATE users u SET age = (SELECT count(*) FROM orders o WHERE o.buyer = u.id) WHERE tenant_id = 'alice'",
@@ -140,13 +124,13 @@ describe("writes that read rows of other regions", () => {
 
   it("inside a block, refuses a correlated one with 0A000 (not 25P02) and fails the block, as before", async () => {
     await same("BEGIN");
-    const [, got] = await pair.both(
+    const [, got] = await world.pair.both(
       encodeQuery({
         sql: "UPDATE users u SET age = (SELECT count(*) FROM orders o WHERE o.buyer = u.id) WHERE tenant_id = 'alice'",
       }),
     );
     expect(got).toEqual(["ErrorResponse 0A000", "ReadyForQuery E"]);
-    const [, next] = await pair.both(encodeQuery({ sql: "SELECT 1" }));
+    const [, next] = await world.pair.both(encodeQuery({ sql: "SELECT 1" }));
     expect(next[0]).toBe("ErrorResponse 25P02");
     await same("ROLLBACK");
   });

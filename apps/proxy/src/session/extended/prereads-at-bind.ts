@@ -88,12 +88,16 @@ export async function prereadsAtBind(
   const router = session.runtime.router;
   const rewritten = await prereadWrite(session, analysis, route, EXTENDED, {
     read: async (read) => {
+      // A read that names no parameter is run without the client's values: PostgreSQL cannot
+      // type a parameter that a statement never mentions.
+      const readParams = read.paramCount === 0 ? NO_PARAMS : params;
       let readRoute = router.route(read, undefined, session.searchPath());
       if (readRoute.kind === "deferred") readRoute = router.route(read, bound, session.searchPath());
       if (readRoute.kind === "error") return readRoute.error;
-      if (readRoute.kind === "region") return readOnRegion(session, state, readRoute.region, read, params);
+      if (readRoute.kind === "region")
+        return readOnRegion(session, state, readRoute.region, read, readParams);
       if (readRoute.kind !== "multi-region" || readRoute.plan.kind !== "scatter") return null;
-      return collectScatter(session, read, readRoute.plan, params, EXTENDED);
+      return collectScatter(session, read, readRoute.plan, readParams, EXTENDED);
     },
     typeNames: async (fields) => typeNamesOf(session, state, fields),
   });
