@@ -4,6 +4,7 @@ export { loadConfig } from "./config/load-config.js";
 export type { Routing } from "./config/load-routing.js";
 export { loadRouting } from "./config/load-routing.js";
 export { parseConfig } from "./config/parse-config.js";
+export { regionTimeouts } from "./config/region-timeouts.js";
 export type {
   AdminConfig,
   AuthConfig,
@@ -17,6 +18,7 @@ export type {
   GatherConfig,
   GeoConfig,
   KeyType,
+  NetworkTimeouts,
   Placement,
   PoolConfig,
   RegionConfig,

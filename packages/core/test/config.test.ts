@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, DEFAULTS, loadConfig, parseConfig } from "../src/index.js";
+import { ConfigError, DEFAULTS, loadConfig, parseConfig, regionTimeouts } from "../src/index.js";
 import { examples } from "./support/examples.js";
 
 const REGIONS = `
@@ -292,6 +292,101 @@ region = "eu-central"
     expect(parseConfig(`${REGIONS}\n[directory_store]\n`).directoryStore?.batch).toBe(25);
     expect(parseConfig(`${REGIONS}\n[directory_store]\nbatch = 5\n`).directoryStore?.batch).toBe(5);
     expect(configError(`${REGIONS}\n[directory_store]\nbatch = 0\n`).path).toBe("directory_store.batch");
+  });
+
+  it("reads a region's own network timeouts and leaves the others to [pool]", () => {
+    const config = parseConfig(`
+[[topology.regions]]
+id = "eu-west"
+home = true
+primary = { host = "eu.db" }
+connect_timeout_ms = 800
+tcp_keepalive_ms = 0
+
+[[topology.regions]]
+id = "us-east"
+primary = { host = "us.db" }
+replicas = [{ host = "us-r1.db" }]
+unreachable_timeout_ms = 20000
+lookup_timeout_ms = 1500
+
+[[topology.regions]]
+id = "ap-south"
+primary = { host = "ap.db" }
+
+[pool]
+connect_timeout_ms = 60000
+tcp_keepalive_ms = 30000
+`);
+    const [eu, us, ap] = config.regions;
+    expect(eu!.timeouts).toEqual({ connectTimeoutMs: 800, tcpKeepaliveMs: 0 });
+    expect(us!.timeouts).toEqual({ unreachableTimeoutMs: 20_000, lookupTimeoutMs: 1500 });
+    expect(ap!.timeouts).toBeUndefined();
+    expect(regionTimeouts(config.pool, eu!)).toEqual({
+      connectTimeoutMs: 800,
+      unreachableTimeoutMs: DEFAULTS.pool.unreachableTimeoutMs,
+      lookupTimeoutMs: DEFAULTS.pool.lookupTimeoutMs,
+      tcpKeepaliveMs: 0,
+    });
+    expect(regionTimeouts(config.pool, us!)).toEqual({
+      connectTimeoutMs: 60_000,
+      unreachableTimeoutMs: 20_000,
+      lookupTimeoutMs: 1500,
+      tcpKeepaliveMs: 30_000,
+    });
+    // A region that sets none has exactly [pool]'s, and without [pool] those are the defaults.
+    expect(regionTimeouts(config.pool, ap!)).toEqual({
+      connectTimeoutMs: 60_000,
+      unreachableTimeoutMs: DEFAULTS.pool.unreachableTimeoutMs,
+      lookupTimeoutMs: DEFAULTS.pool.lookupTimeoutMs,
+      tcpKeepaliveMs: 30_000,
+    });
+    const bare = parseConfig(REGIONS);
+    expect(regionTimeouts(bare.pool, bare.regions[1]!)).toEqual({
+      connectTimeoutMs: DEFAULTS.pool.connectTimeoutMs,
+      unreachableTimeoutMs: DEFAULTS.pool.unreachableTimeoutMs,
+      lookupTimeoutMs: DEFAULTS.pool.lookupTimeoutMs,
+      tcpKeepaliveMs: DEFAULTS.pool.tcpKeepaliveMs,
+    });
+  });
+
+  it.each([
+    ["connect_timeout_ms", 0, "1..86400000"],
+    ["unreachable_timeout_ms", 9, "10..86400000"],
+    ["lookup_timeout_ms", 0, "1..86400000"],
+    ["tcp_keepalive_ms", -1, "0..86400000"],
+    ["connect_timeout_ms", 86_400_001, "1..86400000"],
+  ])("refuses a region's %s of %d at its line, naming the field and the range %s", (field, value, range) => {
+    const text = `${REGIONS}${field} = ${value}\n`;
+    const error = configError(text);
+    expect(error.code).toBe("invalid_value");
+    expect(error.path).toBe(`topology.regions[1].${field}`);
+    expect(error.line).toBe(text.split("\n").length - 1);
+    expect(error.message).toBe(
+      `test.toml:${error.line}: topology.regions[1].${field}: ${value} is outside ${range}`,
+    );
+    // The same value is refused alike in [pool], whose range it shares.
+    expect(configError(`${REGIONS}\n[pool]\n${field} = ${value}\n`).detail).toBe(
+      `${value} is outside ${range}`,
+    );
+  });
+
+  it("refuses a region's timeout that is not an integer, and a field of [pool] regions do not take", () => {
+    const wrong = configError(`${REGIONS}connect_timeout_ms = "5s"\n`);
+    expect(wrong).toMatchObject({ code: "wrong_type", path: "topology.regions[1].connect_timeout_ms" });
+    const unknown = configError(`${REGIONS}idle_timeout_ms = 1000\n`);
+    expect(unknown).toMatchObject({ code: "unknown_field", path: "topology.regions[1].idle_timeout_ms" });
+    expect(unknown.choices).toEqual([
+      "id",
+      "location",
+      "primary",
+      "replicas",
+      "home",
+      "connect_timeout_ms",
+      "unreachable_timeout_ms",
+      "lookup_timeout_ms",
+      "tcp_keepalive_ms",
+    ]);
   });
 
   it("refuses a pool whose minimum exceeds its maximum and an out-of-range port", () => {

@@ -60,6 +60,7 @@ export { type HealthProber, PROBE_SQL, type ProbeReading } from "./health/health
 export { formatLsn, parseLsn } from "./health/lsn.js";
 export { type ReplicaChoice, type ReplicaChoiceOptions, ReplicaRefusal } from "./health/replica-choice.js";
 export {
+  type GuardedEndpoint,
   type HealthEvents,
   LIVENESS_APPLICATION_NAME,
   type UnreachableChange,

@@ -11,6 +11,11 @@ import {
 export interface PoolSetOptions {
   /** Sizing and timing shared by every pool (the `[pool]` configuration section). */
   readonly config?: Partial<PoolConfig> | undefined;
+  /**
+   * Settings of the pools of one key that differ from `config` (a region's own connect timeout):
+   * they win over `config` for that key.
+   */
+  readonly configOf?: ((key: PoolKey) => Partial<PoolConfig> | undefined) | undefined;
   /** Credentials per pool key (password, SCRAM keys, application_name, TLS hook). */
   readonly credentials?: ((key: PoolKey) => PoolCredentials | undefined) | undefined;
   /** Replaces `BackendConnection.connect` (tests). */
@@ -41,6 +46,7 @@ export class PoolSet {
     if (existing !== undefined) return existing;
     const pool = new Pool({
       ...this.options.config,
+      ...this.options.configOf?.(key),
       ...this.options.credentials?.(key),
       key: { host: key.host, port: key.port, database: key.database, user: key.user },
       connect: this.options.connect,

@@ -104,6 +104,29 @@ describe("UnreachableGuard", () => {
     expect((await again.connection.simpleQuery("SELECT 1")).rows).toEqual([["1"]]);
   });
 
+  it("declares a backend unreachable after its endpoint's own timeout, not the guard's", async () => {
+    const { endpoint } = await backend();
+    const guard = new UnreachableGuard({
+      endpoints: [{ ...endpoint, timeoutMs: 300 }],
+      timeoutMs: 60_000,
+      checkEveryMs: 50,
+    });
+    cleanups.push(() => guard.close());
+    const pool = poolFor(endpoint, guard);
+    const lease = await pool.acquire();
+    frozen = true;
+    const started = Date.now();
+    const broken = brokenWith(lease.connection);
+    lease.connection.write(encodeQuery({ sql: "SELECT 1" }));
+    const error = await broken;
+    const waited = Date.now() - started;
+    expect(error.code).toBe("08006");
+    expect(waited).toBeGreaterThanOrEqual(300);
+    // Generous for a loaded machine, and far below the guard's minute.
+    expect(waited).toBeLessThan(5_000);
+    lease.discard("broken");
+  });
+
   it("lets a statement of a healthy backend run longer than the timeout", async () => {
     const { endpoint } = await backend();
     const changes: UnreachableChange[] = [];

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import type { GeoConfig } from "@geo/core";
+import { type GeoConfig, type NetworkTimeouts, regionTimeouts } from "@geo/core";
 import {
   BackendConnection,
-  type BackendEndpoint,
   type ConnectFunction,
+  type GuardedEndpoint,
   type HealthMonitor,
   type Lease,
   UnreachableGuard,
@@ -169,7 +169,7 @@ export function prepareSecurity(config: GeoConfig, options: SecurityOptions = {}
             ? homeVerifierLookup(
                 deps.acquireHome,
                 auth.verifierQuery,
-                config.pool.lookupTimeoutMs,
+                homeTimeouts(config).lookupTimeoutMs,
                 deps.homeRegion,
               )
             : undefined,
@@ -220,7 +220,7 @@ async function homeLetsIn(
       database: endpoint.database,
       user: role,
       applicationName: "geoproxy",
-      connectTimeoutMs: config.pool.connectTimeoutMs,
+      connectTimeoutMs: regionTimeouts(config.pool, home).connectTimeoutMs,
     });
     await connection.close();
     return null;
@@ -234,10 +234,17 @@ async function homeLetsIn(
   }
 }
 
-/** Every backend of the configuration, as the guard names them. */
-function guardedEndpoints(config: GeoConfig): BackendEndpoint[] {
-  return config.regions.flatMap((region) =>
-    [region.primary, ...region.replicas].map((endpoint, index) => ({
+/** The home region's network timeouts: those of the proxy's own lookups at login. */
+function homeTimeouts(config: GeoConfig): NetworkTimeouts {
+  const home = config.regions.find((region) => region.home) ?? config.regions[0]!;
+  return regionTimeouts(config.pool, home);
+}
+
+/** Every backend of the configuration, as the guard names them, with its region's own timings. */
+function guardedEndpoints(config: GeoConfig): GuardedEndpoint[] {
+  return config.regions.flatMap((region) => {
+    const timeouts = regionTimeouts(config.pool, region);
+    return [region.primary, ...region.replicas].map((endpoint, index) => ({
       region: region.id,
       role: index === 0 ? ("primary" as const) : ("replica" as const),
       host: endpoint.host,
@@ -245,8 +252,10 @@ function guardedEndpoints(config: GeoConfig): BackendEndpoint[] {
       database: endpoint.database,
       user: endpoint.user ?? "postgres",
       ...(endpoint.password === undefined ? {} : { password: endpoint.password }),
-    })),
-  );
+      timeoutMs: timeouts.unreachableTimeoutMs,
+      keepaliveMs: timeouts.tcpKeepaliveMs,
+    }));
+  });
 }
 
 /** One line per unsafe or unreadable setting, for the startup report. */

@@ -1,4 +1,4 @@
-import type { GeoConfig, Topology } from "@geo/core";
+import { type GeoConfig, regionTimeouts, type Topology } from "@geo/core";
 import {
   BackendConnection,
   type ConnectFunction,
@@ -24,7 +24,9 @@ export class RegionPools {
   /** Pools by region, then by client role and database: found per statement without building their key. */
   private readonly byRegion = new Map<string, Map<string, Pool>>();
   private readonly connect: ConnectFunction;
-  private readonly connectTimeoutMs: number;
+  /** Each region's connect timeout: its own `connect_timeout_ms`, else `[pool]`'s. */
+  private readonly connectTimeoutMs = new Map<string, number>();
+  private readonly defaultConnectTimeoutMs: number;
 
   constructor(
     private readonly topology: Topology,
@@ -32,7 +34,9 @@ export class RegionPools {
     connect?: ConnectFunction,
   ) {
     this.connect = connect ?? ((options) => BackendConnection.connect(options));
-    this.connectTimeoutMs = config.pool.connectTimeoutMs;
+    this.defaultConnectTimeoutMs = config.pool.connectTimeoutMs;
+    for (const region of config.regions)
+      this.connectTimeoutMs.set(region.id, regionTimeouts(config.pool, region).connectTimeoutMs);
     this.passthrough = config.auth.passthrough;
     for (const region of topology.regions) {
       const password = region.primary.password;
@@ -75,7 +79,7 @@ export class RegionPools {
     try {
       return await this.connect({
         ...key,
-        connectTimeoutMs: this.connectTimeoutMs,
+        connectTimeoutMs: this.connectTimeoutOf(region),
         applicationName,
         ...(password === undefined ? {} : { password }),
       });
@@ -106,12 +110,17 @@ export class RegionPools {
       return await this.connect({
         ...key,
         ...(password === undefined ? {} : { password }),
-        connectTimeoutMs: this.connectTimeoutMs,
+        connectTimeoutMs: this.connectTimeoutOf(region),
         startupParams,
       });
     } catch (error) {
       throw namingRegion(region, error);
     }
+  }
+
+  /** How long a connection of `region` may take to open (`connect_timeout_ms`, its own or `[pool]`'s). */
+  connectTimeoutOf(region: string): number {
+    return this.connectTimeoutMs.get(region) ?? this.defaultConnectTimeoutMs;
   }
 
   private poolOf(region: string, user: string, database: string | undefined): Pool {

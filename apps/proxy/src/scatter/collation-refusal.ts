@@ -44,7 +44,7 @@ export async function collationRefusalFor(
  * refusal lifts as soon as the region's database matches again, whatever else ran there.
  */
 export async function readCollations(session: SessionPort, regions: readonly string[]): Promise<void> {
-  const { pools, collations, config } = session.runtime;
+  const { pools, collations } = session.runtime;
   for (const region of new Set(regions)) {
     const database = pools.keyOf(region, session.user, session.database).database;
     // A pooled connection its server already ended (it went away, its database was dropped) may
@@ -61,7 +61,7 @@ export async function readCollations(session: SessionPort, regions: readonly str
           : null);
       if (lease === null) break;
       try {
-        await collations.readOn(lease.connection, config.pool.connectTimeoutMs).catch(() => undefined);
+        await collations.readOn(lease.connection, pools.connectTimeoutOf(region)).catch(() => undefined);
       } finally {
         if (lease.connection.usable) lease.release();
         else lease.discard("broken while its collation was read");

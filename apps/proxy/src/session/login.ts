@@ -1,3 +1,4 @@
+import { regionTimeouts } from "@geo/core";
 import type { Lease } from "@geo/pool";
 import { Messages, PgError, type StartupMessage } from "@geo/proto";
 import type { SessionPort } from "../engine/session-port.js";
@@ -45,11 +46,12 @@ export function logIn(session: SessionPort, message: StartupMessage): void {
     // Answers are remembered per role and database: another database may not exist.
     `${session.user}\u0000${session.database}`,
     {
-      timeoutMs: session.runtime.config.pool.lookupTimeoutMs,
+      timeoutMs: regionTimeouts(session.runtime.config.pool, session.runtime.router.topology.home)
+        .lookupTimeoutMs,
       onUnanswered: (error) =>
         session.log.warn(
           { region: home, err: error.message },
-          "the home region did not answer the check of the login's settings within [pool] lookup_timeout_ms; the login goes on",
+          "the home region did not answer the check of the login's settings within its lookup_timeout_ms; the login goes on",
         ),
     },
   ).then(

@@ -23,6 +23,7 @@ import type {
   Endpoint,
   GatherConfig,
   GeoConfig,
+  NetworkTimeouts,
   PoolConfig,
   RegionConfig,
   RoutingConfig,
@@ -48,6 +49,19 @@ const TOP_LEVEL = [
 ] as const;
 const MAX_PORT = 65_535;
 const MAX_MS = 86_400_000;
+
+/**
+ * The network timeouts `[pool]` sets for every backend and a region may set for its own, with
+ * their ranges: one table, so both places accept exactly the same values.
+ */
+const NETWORK_FIELDS = [
+  { field: "connect_timeout_ms", key: "connectTimeoutMs", min: 1 },
+  // Under 10 ms the guard's checks would come too close together to tell silence from latency.
+  { field: "unreachable_timeout_ms", key: "unreachableTimeoutMs", min: 10 },
+  { field: "lookup_timeout_ms", key: "lookupTimeoutMs", min: 1 },
+  { field: "tcp_keepalive_ms", key: "tcpKeepaliveMs", min: 0 },
+] as const satisfies readonly { field: string; key: keyof NetworkTimeouts; min: number }[];
+const NETWORK_FIELD_NAMES = NETWORK_FIELDS.map((entry) => entry.field);
 
 /**
  * Parses and validates a configuration. A file holding only `[[topology.regions]]` and
@@ -172,19 +186,21 @@ function readRegions(root: FieldReader): RegionConfig[] {
   }
   const seen = new Set<string>();
   const regions = readers.map((reader): RegionConfig => {
-    reader.onlyKnown(["id", "location", "primary", "replicas", "home"]);
+    reader.onlyKnown(["id", "location", "primary", "replicas", "home", ...NETWORK_FIELD_NAMES]);
     const id = reader.requiredString("id");
     if (seen.has(id)) reader.fail("duplicate", "id", `region ${id} is declared twice`);
     seen.add(id);
     const primary = reader.table("primary");
     if (primary === undefined)
       return reader.fail("missing_field", "primary", 'is required: { host = "...", port = 5432 }');
+    const timeouts = readNetworkTimeouts(reader);
     return {
       id,
       location: reader.string("location", id),
       primary: readEndpoint(primary),
       replicas: reader.tables("replicas").map(readEndpoint),
       home: reader.boolean("home", false),
+      ...(Object.keys(timeouts).length === 0 ? {} : { timeouts }),
     };
   });
   const homes = regions.filter((region) => region.home);
@@ -200,6 +216,16 @@ function readRegions(root: FieldReader): RegionConfig[] {
     );
   }
   return regions;
+}
+
+/** The network timeouts written in a `[pool]` or `[[topology.regions]]` table, and only those. */
+function readNetworkTimeouts(reader: FieldReader): Partial<NetworkTimeouts> {
+  const timeouts: { -readonly [K in keyof NetworkTimeouts]?: number } = {};
+  for (const { field, key, min } of NETWORK_FIELDS) {
+    // The fallback is never used: the field is present.
+    if (reader.has(field)) timeouts[key] = reader.integer(field, 0, min, MAX_MS);
+  }
+  return timeouts;
 }
 
 function readTables(root: FieldReader, regionIds: readonly string[]): TablePolicy[] {
@@ -445,17 +471,18 @@ function readPool(reader: FieldReader | undefined): PoolConfig {
     "session_roles",
     "session_databases",
   ]);
+  const timeouts = readNetworkTimeouts(reader);
   const pool: PoolConfig = {
     min: reader.integer("min", d.min, 0, 10_000),
     max: reader.integer("max", d.max, 1, 10_000),
-    connectTimeoutMs: reader.integer("connect_timeout_ms", d.connectTimeoutMs, 1, MAX_MS),
     idleTimeoutMs: reader.integer("idle_timeout_ms", d.idleTimeoutMs, 0, MAX_MS),
     checkoutTimeoutMs: reader.integer("checkout_timeout_ms", d.checkoutTimeoutMs, 1, MAX_MS),
     maxWaiters: reader.integer("max_waiters", d.maxWaiters, 0, 10_000_000),
     warm: reader.boolean("warm", d.warm),
-    unreachableTimeoutMs: reader.integer("unreachable_timeout_ms", d.unreachableTimeoutMs, 10, MAX_MS),
-    lookupTimeoutMs: reader.integer("lookup_timeout_ms", d.lookupTimeoutMs, 1, MAX_MS),
-    tcpKeepaliveMs: reader.integer("tcp_keepalive_ms", d.tcpKeepaliveMs, 0, MAX_MS),
+    connectTimeoutMs: timeouts.connectTimeoutMs ?? d.connectTimeoutMs,
+    unreachableTimeoutMs: timeouts.unreachableTimeoutMs ?? d.unreachableTimeoutMs,
+    lookupTimeoutMs: timeouts.lookupTimeoutMs ?? d.lookupTimeoutMs,
+    tcpKeepaliveMs: timeouts.tcpKeepaliveMs ?? d.tcpKeepaliveMs,
     maxPreparedStatements: reader.integer("max_prepared_statements", d.maxPreparedStatements, 1, 1_000_000),
     sessionReuse: reader.boolean("session_reuse", d.sessionReuse),
     mode: reader.choice("mode", POOL_MODES, d.mode),

@@ -33,6 +33,19 @@ export interface RegionConfig {
   readonly primary: Endpoint;
   readonly replicas: readonly Endpoint[];
   readonly home: boolean;
+  /**
+   * The region's own `[pool]` network timeouts, for its primary and its replicas: each is present
+   * only when the region sets it, and `regionTimeouts` fills the rest in from `[pool]`.
+   */
+  readonly timeouts?: Partial<NetworkTimeouts>;
+}
+
+/** The `[pool]` timeouts of backend connections that a region may set for itself. */
+export interface NetworkTimeouts {
+  readonly connectTimeoutMs: number;
+  readonly unreachableTimeoutMs: number;
+  readonly lookupTimeoutMs: number;
+  readonly tcpKeepaliveMs: number;
 }
 
 /** Where a table's rows live. */

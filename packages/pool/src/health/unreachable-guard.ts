@@ -10,17 +10,31 @@ import { StateChangeCause } from "./health-event.js";
 /** `application_name` of the guard's own liveness probes. */
 export const LIVENESS_APPLICATION_NAME = "geoproxy liveness";
 
+/** A backend the guard watches, with the timings of its own region where it has some. */
+export interface GuardedEndpoint extends BackendEndpoint {
+  /** This backend's `timeoutMs`, instead of the guard's. */
+  readonly timeoutMs?: number | undefined;
+  /** This backend's `keepaliveMs`, instead of the guard's (0: off). */
+  readonly keepaliveMs?: number | undefined;
+}
+
 export interface UnreachableGuardOptions {
   /** Every backend of the topology. Connections to other addresses are passed through untouched. */
-  readonly endpoints: readonly BackendEndpoint[];
+  readonly endpoints: readonly GuardedEndpoint[];
   /**
    * How long a backend may leave a statement unanswered while answering no liveness probe before
-   * it is declared unreachable (`[pool] unreachable_timeout_ms`).
+   * it is declared unreachable (`[pool] unreachable_timeout_ms`), unless its endpoint sets its own.
    */
   readonly timeoutMs: number;
-  /** How often waiting connections are looked at; `min(500, timeoutMs / 4)` when omitted. */
+  /**
+   * How often waiting connections are looked at; `min(500, timeoutMs / 4)` when omitted, with the
+   * shortest `timeoutMs` of any endpoint.
+   */
   readonly checkEveryMs?: number | undefined;
-  /** TCP keepalive idle time set on every guarded backend socket; 0 or omitted: off. */
+  /**
+   * TCP keepalive idle time set on every guarded backend socket, unless its endpoint sets its own;
+   * 0 or omitted: off.
+   */
   readonly keepaliveMs?: number | undefined;
   /** Opens the liveness probes' connections (never guarded); `BackendConnection.connect` when omitted. */
   readonly probeConnect?: ConnectFunction | undefined;
@@ -52,6 +66,8 @@ interface Tripped {
 interface EndpointRecord {
   readonly endpoint: BackendEndpoint;
   readonly address: string;
+  readonly timeoutMs: number;
+  readonly keepaliveMs: number;
   readonly connections: Set<BackendConnection>;
   /** Connections seen waiting on an answer at the previous check. */
   waiting: Set<BackendConnection>;
@@ -86,23 +102,24 @@ interface EndpointRecord {
 export class UnreachableGuard {
   private readonly records = new Map<string, EndpointRecord>();
   private readonly timer: NodeJS.Timeout;
-  private readonly timeoutMs: number;
   private readonly checkEveryMs: number;
-  private readonly keepaliveMs: number;
   private readonly probeConnect: ConnectFunction;
   private readonly unsubscribes: (() => void)[] = [];
   private closed = false;
 
   constructor(private readonly options: UnreachableGuardOptions) {
-    this.timeoutMs = options.timeoutMs;
-    this.keepaliveMs = options.keepaliveMs ?? 0;
     this.probeConnect =
       options.probeConnect ?? ((connectOptions) => BackendConnection.connect(connectOptions));
+    let shortestMs = options.timeoutMs;
     for (const endpoint of options.endpoints) {
       const address = endpointAddress(endpoint);
+      const timeoutMs = endpoint.timeoutMs ?? options.timeoutMs;
+      shortestMs = Math.min(shortestMs, timeoutMs);
       this.records.set(address, {
         endpoint,
         address,
+        timeoutMs,
+        keepaliveMs: endpoint.keepaliveMs ?? options.keepaliveMs ?? 0,
         connections: new Set(),
         waiting: new Set(),
         silentSince: null,
@@ -111,7 +128,7 @@ export class UnreachableGuard {
         tripped: null,
       });
     }
-    this.checkEveryMs = options.checkEveryMs ?? Math.max(10, Math.min(500, Math.floor(this.timeoutMs / 4)));
+    this.checkEveryMs = options.checkEveryMs ?? Math.max(10, Math.min(500, Math.floor(shortestMs / 4)));
     this.timer = setInterval(() => this.check(), this.checkEveryMs);
     this.timer.unref();
   }
@@ -126,7 +143,7 @@ export class UnreachableGuard {
       const record = this.records.get(`${options.host}:${options.port}`);
       if (record === undefined || options.applicationName === HEALTH_APPLICATION_NAME) return inner(options);
       if (record.tripped !== null) throw unreachableNow(record, Date.now());
-      const connection = await inner(this.withKeepalive(options));
+      const connection = await inner(withKeepalive(options, record.keepaliveMs));
       if (record.tripped !== null && typeof connection.fail === "function") {
         connection.destroy();
         throw unreachableNow(record, Date.now());
@@ -174,19 +191,6 @@ export class UnreachableGuard {
     await Promise.all(probes);
   }
 
-  private withKeepalive(options: ConnectOptions): ConnectOptions {
-    if (this.keepaliveMs <= 0) return options;
-    const keepaliveMs = this.keepaliveMs;
-    const upgrade = options.upgrade;
-    return {
-      ...options,
-      upgrade: (socket, context) => {
-        socket.setKeepAlive(true, keepaliveMs);
-        return upgrade === undefined ? Promise.resolve(socket) : upgrade(socket, context);
-      },
-    };
-  }
-
   private check(): void {
     if (this.closed) return;
     const now = Date.now();
@@ -215,7 +219,7 @@ export class UnreachableGuard {
       }
       if (stale) {
         record.silentSince ??= now;
-        if (now - record.silentSince >= this.timeoutMs)
+        if (now - record.silentSince >= record.timeoutMs)
           this.trip(record, `it answered no liveness probe for ${now - record.silentSince} ms`);
         else this.probe(record);
       } else if (!record.probing) record.silentSince = null;
@@ -237,7 +241,8 @@ export class UnreachableGuard {
   private async answers(record: EndpointRecord): Promise<boolean> {
     const { endpoint } = record;
     // While unreachable, short probes one after another notice its return soon after it happens.
-    const budget = record.tripped === null ? this.timeoutMs : Math.min(this.timeoutMs, this.checkEveryMs * 2);
+    const budget =
+      record.tripped === null ? record.timeoutMs : Math.min(record.timeoutMs, this.checkEveryMs * 2);
     const deadline = Date.now() + budget;
     let connection = record.probeConnection;
     if (connection !== null && !connection.usable) {
@@ -312,6 +317,19 @@ export class UnreachableGuard {
       broken: 0,
     });
   }
+}
+
+/** `options` with TCP keepalive set on the socket as soon as it is connected; unchanged when 0. */
+function withKeepalive(options: ConnectOptions, keepaliveMs: number): ConnectOptions {
+  if (keepaliveMs <= 0) return options;
+  const upgrade = options.upgrade;
+  return {
+    ...options,
+    upgrade: (socket, context) => {
+      socket.setKeepAlive(true, keepaliveMs);
+      return upgrade === undefined ? Promise.resolve(socket) : upgrade(socket, context);
+    },
+  };
 }
 
 function named(record: EndpointRecord): string {
