@@ -33,6 +33,9 @@ export type {
   RefusedShape,
   RegionStatus,
   RouteDecision,
+  SchemaDriftRegion,
+  SchemaDriftStatus,
+  SchemaDriftTable,
   TrafficCounts,
   TransactionStatus,
 } from "./source/admin-source.js";

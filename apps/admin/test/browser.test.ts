@@ -78,6 +78,16 @@ beforeAll(async () => {
       lastAt: new Date().toISOString(),
     },
   ];
+  source.schemaDrift = {
+    checkedAt: new Date().toISOString(),
+    reference: "eu-west",
+    tables: [
+      {
+        table: "public.orders",
+        regions: [{ region: "us-east", status: "differs", detail: "extra column note text" }],
+      },
+    ],
+  };
   admin = await startAdminServer({ host: "127.0.0.1", port: 0, source, metrics, password: "s3cret" });
   profile = mkdtempSync(join(tmpdir(), "geo-admin-chromium-"));
   context = await launch(profile, true);
@@ -131,6 +141,10 @@ describe("the dashboard in a real browser", () => {
     );
     await expect(page.locator("#refused tbody tr td").nth(1).textContent()).resolves.toBe(
       "cross-region-join",
+    );
+    await expect(page.locator('[data-live="schema-drift-tables"]').textContent()).resolves.toBe("1");
+    await expect(page.locator("#schema-drift tbody tr").textContent()).resolves.toBe(
+      "public.ordersus-eastdiffersextra column note text",
     );
     expect(violations.filter((text) => /Content Security Policy/i.test(text))).toEqual([]);
 

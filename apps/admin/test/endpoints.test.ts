@@ -129,6 +129,30 @@ describe("admin endpoints", () => {
     expect(html).not.toContain("<b>gone</b>");
   });
 
+  it("shows the drifted tables on the dashboard: their count, each region that differs and how, escaped", async () => {
+    expect((await get(`${admin.url}/`)).body).toContain('data-live="schema-drift-tables">0<');
+    source.schemaDrift = {
+      checkedAt: "2026-01-01T10:00:00.000Z",
+      reference: "eu-west",
+      tables: [
+        {
+          table: "public.orders",
+          regions: [
+            { region: "ap-south", status: "missing", detail: "no table public.orders in ap-south" },
+            { region: "us-east", status: "differs", detail: "extra column <note> text" },
+          ],
+        },
+      ],
+    };
+    const html = (await get(`${admin.url}/`)).body;
+    source.schemaDrift = { checkedAt: null, reference: null, tables: [] };
+    expect(html).toContain('data-live="schema-drift-tables">1<');
+    expect(html).toContain("Schema drift (1)");
+    expect(html).toContain("Compared with eu-west at 10:00:00.");
+    expect(html).toContain('<td rowspan="2">public.orders</td><td>ap-south</td><td>missing</td>');
+    expect(html).toContain("<td>us-east</td><td>differs</td><td>extra column &lt;note&gt; text</td>");
+  });
+
   it("sends the same Content-Security-Policy on every response, found or not", async () => {
     for (const path of [
       "/",

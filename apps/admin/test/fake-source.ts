@@ -8,6 +8,7 @@ import type {
   RefusedShape,
   RegionStatus,
   RouteDecision,
+  SchemaDriftStatus,
 } from "../src/index.js";
 
 export const REGIONS = ["eu-west", "us-east", "ap-south"] as const;
@@ -18,6 +19,7 @@ export class FakeSource implements AdminSource {
   alerts: Alert[] = [];
   decisions: RouteDecision[] = [];
   refusedShapes: RefusedShape[] = [];
+  schemaDrift: SchemaDriftStatus = { checkedAt: null, reference: null, tables: [] };
   snapshotCalls = 0;
   readonly #metrics: ProxyMetrics;
   readonly #startedAt = Date.now();
@@ -130,6 +132,7 @@ export class FakeSource implements AdminSource {
       },
       decisions: this.decisions,
       refusedShapes: this.refusedShapes,
+      schemaDrift: this.schemaDrift,
     };
   }
 

@@ -196,6 +196,37 @@ describe("ProxyMetrics", () => {
     expect(value(again, again.name, { collector: "pools" })).toBe(2);
   });
 
+  it("counts the drifted tables of the latest schema check, 0 when none, and leaves the gauge out when reading it fails", async () => {
+    const { metrics, source } = metricsWithCollectors();
+    const gauge = async () =>
+      family(parsePrometheusText(await metrics.render()), "geoproxy_schema_drift_tables").samples;
+    expect(await gauge()).toEqual([{ name: "geoproxy_schema_drift_tables", labels: {}, value: 0 }]);
+    metrics.setCollectors({ schemaDrift: () => source.schemaDrift });
+    source.schemaDrift = {
+      checkedAt: "2026-01-01T00:00:00.000Z",
+      reference: "eu-west",
+      tables: [
+        {
+          table: "public.orders",
+          regions: [{ region: "us-east", status: "differs", detail: "extra column note text" }],
+        },
+        { table: "public.users", regions: [{ region: "ap-south", status: "missing", detail: "no table" }] },
+      ],
+    };
+    expect((await gauge())[0]?.value).toBe(2);
+    source.schemaDrift = { ...source.schemaDrift, tables: [] };
+    expect((await gauge())[0]?.value).toBe(0);
+    metrics.setCollectors({
+      schemaDrift: () => {
+        throw new Error("report not readable");
+      },
+    });
+    const families = parsePrometheusText(await metrics.render());
+    expect(family(families, "geoproxy_schema_drift_tables").samples).toEqual([]);
+    const failures = family(families, "geoproxy_metric_collect_failures_total");
+    expect(value(failures, failures.name, { collector: "schemaDrift" })).toBe(1);
+  });
+
   it("gives exact nearest-rank percentiles over the recent window in milliseconds", () => {
     const metrics = new ProxyMetrics({
       node: "n",

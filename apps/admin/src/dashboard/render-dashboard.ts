@@ -45,6 +45,7 @@ export function renderLive(view: DashboardView): string {
   return (
     renderFacts(view) +
     renderAlerts(view.snapshot) +
+    renderSchemaDrift(view.snapshot) +
     renderPlacement(view) +
     renderDecisions(view.snapshot) +
     renderRefused(view.snapshot) +
@@ -79,6 +80,7 @@ function renderFacts({ snapshot, history }: DashboardView): string {
     fact("left home/s", "left-home-rate", leftHomeRate === null ? "—" : leftHomeRate.toFixed(1)) +
     fact("cache hits", "cache-hit-ratio", ratio) +
     fact("in doubt", "in-doubt", String(snapshot.transactions.inDoubt.length)) +
+    fact("drifted tables", "schema-drift-tables", String(snapshot.schemaDrift.tables.length)) +
     `</dl>`
   );
 }
@@ -94,6 +96,33 @@ function renderAlerts(snapshot: ProxySnapshot): string {
   return (
     `<section id="alerts"><h2>Alerts (${snapshot.alerts.length})</h2>` +
     (items === "" ? `<p class="none">None.</p>` : `<ul class="alerts">${items}</ul>`) +
+    `</section>`
+  );
+}
+
+function renderSchemaDrift(snapshot: ProxySnapshot): string {
+  const { checkedAt, reference, tables } = snapshot.schemaDrift;
+  const rows = tables
+    .flatMap((table) =>
+      table.regions.map(
+        (region, i) =>
+          `<tr>${i === 0 ? `<td rowspan="${table.regions.length}">${escapeHtml(table.table)}</td>` : ""}` +
+          `<td>${escapeHtml(region.region)}</td><td>${region.status}</td>` +
+          `<td>${escapeHtml(region.detail)}</td></tr>`,
+      ),
+    )
+    .join("");
+  const checked =
+    checkedAt === null
+      ? "Not checked yet."
+      : `Compared with ${escapeHtml(reference ?? "no region")} at ${escapeHtml(checkedAt.slice(11, 19))}.`;
+  return (
+    `<section id="schema-drift"><h2>Schema drift (${tables.length})</h2>` +
+    (rows === ""
+      ? `<p class="none">${checkedAt === null ? checked : `Every region's copies alike. ${checked}`}</p>`
+      : `<p class="none">${checked} SHOW SCHEMA in the console lists every copy.</p>` +
+        `<table><thead><tr><th>table</th><th>region</th><th>status</th><th>what differs</th></tr></thead>` +
+        `<tbody>${rows}</tbody></table>`) +
     `</section>`
   );
 }

@@ -5,6 +5,7 @@ import type {
   LatencySummary,
   PoolStatus,
   RegionStatus,
+  SchemaDriftStatus,
   TrafficCounts,
 } from "../source/admin-source.js";
 import {
@@ -39,6 +40,8 @@ export interface MetricCollectors {
     readonly in: number;
     readonly out: number;
   }[];
+  /** The latest schema drift check (the same status the snapshot carries). */
+  readonly schemaDrift?: () => SchemaDriftStatus;
 }
 
 export interface ProxyMetricsOptions {
@@ -468,6 +471,23 @@ export class ProxyMetrics {
         }
       },
     });
+
+    let driftFailed = false;
+    leaveOutWhen(
+      new Gauge({
+        name: "geoproxy_schema_drift_tables",
+        help: "Configured tables whose copies differ between regions at the latest schema check.",
+        registers,
+        collect() {
+          this.reset();
+          const read = metrics.#collectors.schemaDrift;
+          const status = read === undefined ? undefined : metrics.#read("schemaDrift", read);
+          driftFailed = read !== undefined && status === undefined;
+          this.set(status?.tables.length ?? 0);
+        },
+      }),
+      () => driftFailed,
+    );
 
     new Gauge({
       name: "geoproxy_alert",

@@ -171,6 +171,33 @@ export interface RefusedShape {
   readonly lastAt: string;
 }
 
+/** One region whose copy of a table is not like the reference region's. */
+export interface SchemaDriftRegion {
+  readonly region: string;
+  /** `differs` (its columns or indexes), or `missing` (the region has no such table). */
+  readonly status: "differs" | "missing";
+  /** What differs, a few words per difference, `; ` between them (SHOW SCHEMA's `detail`). */
+  readonly detail: string;
+}
+
+/** A configured table whose copies are not alike in every region. */
+export interface SchemaDriftTable {
+  /** Schema-qualified, as the catalog names it (`public.orders`). */
+  readonly table: string;
+  /** The regions whose copy differs from the reference region's, sorted by id. */
+  readonly regions: readonly SchemaDriftRegion[];
+}
+
+/** The latest comparison of every region's copies of the configured tables (SHOW SCHEMA). */
+export interface SchemaDriftStatus {
+  /** ISO 8601 time of the latest check; `null` before the first. */
+  readonly checkedAt: string | null;
+  /** The region the others are compared with: home, or the first that answered; `null` if none did. */
+  readonly reference: string | null;
+  /** Tables with a copy that differs, sorted by name; empty when every copy is alike. */
+  readonly tables: readonly SchemaDriftTable[];
+}
+
 /** Everything the dashboard and /snapshot show, taken at one instant. Plain JSON. */
 export interface ProxySnapshot {
   /** `[server] node`. */
@@ -193,6 +220,8 @@ export interface ProxySnapshot {
   readonly decisions: readonly RouteDecision[];
   /** The shapes refused most often, most refused first (bounded). */
   readonly refusedShapes: readonly RefusedShape[];
+  /** Tables whose copies differ between regions, at the latest schema check. */
+  readonly schemaDrift: SchemaDriftStatus;
 }
 
 /** Which region holds a key's rows. */

@@ -11,6 +11,7 @@ import {
   type ReadFinish,
   type RegionStatus,
   type RunningAdminServer,
+  type SchemaDriftStatus,
   type TransactionOutcome,
 } from "@geo/admin";
 import type { Directory, GeoConfig, Topology } from "@geo/core";
@@ -21,6 +22,7 @@ import type { RegionPools } from "../executor/region-pools.js";
 import type { Logger } from "../log.js";
 import type { MoveProgress } from "../moves/move-keys.js";
 import type { Route } from "../routing/router.js";
+import type { SchemaDriftReport } from "../server/schema-drift-report.js";
 import { startAdminPort } from "./admin-port.js";
 import { AlertBook, type Fact } from "./alert-book.js";
 import { probedRegions, probeFacts, probeMonitor } from "./backend-probes.js";
@@ -32,6 +34,7 @@ import type { ObservableSession } from "./observable-session.js";
 import { ObservedClient } from "./observed-client.js";
 import type { RegionPoolStats } from "./region-pool-stats.js";
 import { RouteBook } from "./route-book.js";
+import { schemaDriftStatus } from "./schema-drift-status.js";
 
 export interface ObservabilityOptions {
   readonly config: GeoConfig;
@@ -65,10 +68,15 @@ export interface ObservabilityOptions {
   readonly replicaPools?: () => readonly RegionPoolStats[];
   /** Bytes on the backend connections, by `host:port`: each region's traffic in the placement map. */
   readonly traffic?: BackendTraffic;
+  /** The schema drift check's latest report: the drifted tables in /metrics and /snapshot. */
+  readonly schemaDrift?: () => SchemaDriftReport;
 }
 
 /** Directory keys are counted per region at most this often (a large directory is a long walk). */
 const KEY_COUNT_INTERVAL_MS = 5000;
+
+/** What a proxy without the schema check shows: nothing checked, nothing drifted. */
+const NOT_CHECKED: SchemaDriftReport = { reference: undefined, rows: [], checkedAt: undefined };
 
 /**
  * What the proxy counts and shows about itself: the metrics of every statement, the clients
@@ -110,6 +118,8 @@ export class Observability implements AdminSource {
   #monitor: HealthMonitor | undefined;
   /** The monitor was started here, so it is stopped here. */
   #ownsMonitor = false;
+  /** The last report read and what it showed; a check replaces its report, so identity says it is new. */
+  #drift: { readonly report: SchemaDriftReport; readonly status: SchemaDriftStatus } | undefined;
 
   private constructor(options: ObservabilityOptions) {
     this.#options = options;
@@ -130,6 +140,7 @@ export class Observability implements AdminSource {
       alerts: () => this.alerts(),
       cache: () => this.cache(),
       regionBytes: () => [...this.#bytesByRegion()].map(([region, bytes]) => ({ region, ...bytes })),
+      schemaDrift: () => this.schemaDrift(),
     });
     this.console = {
       regions: () => this.regions(),
@@ -261,7 +272,15 @@ export class Observability implements AdminSource {
       placement: this.placement(),
       decisions: this.routes.decisions(),
       refusedShapes: this.routes.refusedShapes(),
+      schemaDrift: this.schemaDrift(),
     };
+  }
+
+  /** The tables whose copies differ between regions, at the latest schema check. */
+  schemaDrift(): SchemaDriftStatus {
+    const report = this.#options.schemaDrift?.() ?? NOT_CHECKED;
+    if (this.#drift?.report !== report) this.#drift = { report, status: schemaDriftStatus(report) };
+    return this.#drift.status;
   }
 
   /** Keys per region from the directory, rows moved since start, moves running. */

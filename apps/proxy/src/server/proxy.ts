@@ -157,6 +157,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     facts: () => [...collations.facts(), ...catalog.facts(), ...(txnRef?.claimFacts() ?? [])],
     analysisOf: (route) => router.analysisOf(route),
     traffic: security.traffic,
+    schemaDrift: () => catalog.schemaDrift.report(),
   }).catch(async (error: unknown) => {
     await replicas?.close(0);
     await pools.close(0);
