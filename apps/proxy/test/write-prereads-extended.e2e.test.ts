@@ -8,7 +8,7 @@ import {
   type FormatCode,
 } from "@geo/proto";
 import { describe, expect, it } from "vitest";
-import { referencePair, rowsSorted } from "./support/reference-pair.js";
+import { preparedAnywhere, referencePair, rowsSorted } from "./support/reference-pair.js";
 import { sideBySide } from "./support/side-by-side.js";
 
 // Writes that read rows of other regions, prepared and bound (the extended protocol, as every
@@ -70,14 +70,6 @@ async function sameFailure(bytes: Buffer): Promise<string> {
   return failure(got)[0]!;
 }
 
-async function prepared(): Promise<number> {
-  let count = 0;
-  for (const region of ["eu-west", "us-east", "ap-south"] as const)
-    count += (await world.regions.direct[region].query("SELECT count(*)::int AS n FROM pg_prepared_xacts"))
-      .rows[0].n;
-  return count;
-}
-
 const USERS = query("SELECT tenant_id, id, age, name FROM users ORDER BY tenant_id, id");
 const ORDERS = query("SELECT tenant_id, id, total, status FROM orders ORDER BY tenant_id, id");
 
@@ -125,7 +117,7 @@ describe("prepared writes that read rows of other regions", () => {
         "UPDATE orders SET status = CASE WHEN id % 2 = 0 THEN 'open' ELSE 'paid' END WHERE status IN ('big', 'huge')",
       ),
     );
-    expect(await prepared()).toBe(0);
+    expect(await preparedAnywhere(world.regions)).toBe(0);
   });
 
   it("reads a value bound in binary with no type given (the type learnt from the server)", async () => {

@@ -241,7 +241,15 @@ async function typeNamesOf(
   if (lookup instanceof PgError) return null;
   const answer = await collectOnLeg(session, lookup, route, typeNamesSql(types), mode);
   if (answer instanceof PgError) return null;
-  const names = new Map(answer.rows.map(([oid, typmod, name]) => [`${oid}:${typmod}`, name]));
+  return namesInOrder(types, answer.rows);
+}
+
+/** The names a `typeNamesSql` answer gives, in the order of `types`; null when one is missing. */
+export function namesInOrder(
+  types: readonly { oid: number; typmod: number }[],
+  rows: readonly (readonly (string | null)[])[],
+): string[] | null {
+  const names = new Map(rows.map(([oid, typmod, name]) => [`${oid}:${typmod}`, name]));
   const out: string[] = [];
   for (const type of types) {
     const name = names.get(`${type.oid}:${type.typmod}`);

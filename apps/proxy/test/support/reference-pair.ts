@@ -41,3 +41,11 @@ export function rowsSorted(lines: readonly string[]): string[] {
   let next = 0;
   return lines.map((line) => (line.startsWith("DataRow") ? rows[next++]! : line));
 }
+
+/** Transactions left prepared on any region's server (0 after every finished commit). */
+export async function preparedAnywhere(regions: RealRegions): Promise<number> {
+  let count = 0;
+  for (const client of Object.values(regions.direct))
+    count += (await client.query("SELECT count(*)::int AS n FROM pg_prepared_xacts")).rows[0].n;
+  return count;
+}

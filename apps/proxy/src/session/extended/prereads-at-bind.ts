@@ -28,6 +28,7 @@ import {
   type Collected,
   collectScatter,
   mayReadElsewhere,
+  namesInOrder,
   prereadWrite,
   refusedForReadingElsewhere,
   textValues,
@@ -203,12 +204,5 @@ async function typeNamesOf(
   if (lookup instanceof PgError) return null;
   const answer = await readOnRegion(session, state, stateRegion(session), lookup, NO_PARAMS);
   if (answer instanceof PgError) return null;
-  const names = new Map(answer.rows.map(([oid, typmod, name]) => [`${oid}:${typmod}`, name]));
-  const out: string[] = [];
-  for (const type of types) {
-    const name = names.get(`${type.oid}:${type.typmod}`);
-    if (name === undefined || name === null) return null;
-    out.push(name);
-  }
-  return out;
+  return namesInOrder(types, answer.rows);
 }
