@@ -5,6 +5,7 @@ import { type RunningProxy, startProxy } from "../src/index.js";
 import { regionsToml } from "./support/fake-regions.js";
 import { ServerFreezer } from "./support/frozen-server.js";
 import { directoryEntries, type RealRegions, startRealRegions } from "./support/real-regions.js";
+import { timed } from "./support/timed-query.js";
 
 /**
  * A region whose PostgreSQL is frozen with SIGSTOP: its port stays open and the kernel keeps
@@ -43,22 +44,6 @@ async function client(proxy: RunningProxy = regions.proxy): Promise<pg.Client> {
   c.on("error", () => undefined);
   await c.connect();
   return c;
-}
-
-interface Outcome {
-  readonly ms: number;
-  readonly error: (Error & { code?: string; hint?: string }) | undefined;
-  readonly rows: unknown[][];
-}
-
-async function timed(c: pg.Client, sql: string): Promise<Outcome> {
-  const started = Date.now();
-  try {
-    const result = await c.query({ text: sql, rowMode: "array" });
-    return { ms: Date.now() - started, error: undefined, rows: result.rows };
-  } catch (error) {
-    return { ms: Date.now() - started, error: error as Outcome["error"], rows: [] };
-  }
 }
 
 /** Polls a keyed read of bob (us-east) through the proxy; resolves with the time it took to succeed. */

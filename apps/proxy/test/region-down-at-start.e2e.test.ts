@@ -1,13 +1,14 @@
 import { Writable } from "node:stream";
 import type { ProxySnapshot } from "@geo/admin";
 import { MemoryDirectory, parseConfig } from "@geo/core";
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningProxy, StartupError, startProxy } from "../src/index.js";
 import { createLogger } from "../src/log.js";
 import { parseScrape } from "./admin-prometheus.js";
 import { regionsToml } from "./support/fake-regions.js";
 import { directoryEntries, type RealRegions, startRealRegions } from "./support/real-regions.js";
+import { proxyClient, timed } from "./support/timed-query.js";
 
 /**
  * A proxy (re)started while one region's server is stopped: us-east (bob) is down, eu-west is home.
@@ -58,28 +59,7 @@ function capturingLogger() {
   return createLogger("info", sink);
 }
 
-async function client(proxy: RunningProxy): Promise<pg.Client> {
-  const c = new pg.Client({ host: "127.0.0.1", port: proxy.port, user: "postgres", database: "postgres" });
-  c.on("error", () => undefined);
-  await c.connect();
-  return c;
-}
-
-interface Outcome {
-  readonly ms: number;
-  readonly error: (Error & { code?: string }) | undefined;
-  readonly rows: unknown[][];
-}
-
-async function timed(c: pg.Client, sql: string): Promise<Outcome> {
-  const started = Date.now();
-  try {
-    const result = await c.query({ text: sql, rowMode: "array" });
-    return { ms: Date.now() - started, error: undefined, rows: result.rows };
-  } catch (error) {
-    return { ms: Date.now() - started, error: error as Error & { code?: string }, rows: [] };
-  }
-}
+const client = (proxy: RunningProxy): Promise<pg.Client> => proxyClient(proxy.port);
 
 /** Polls `check` until it holds, at most `limitMs`; resolves with how long that took. */
 async function within(limitMs: number, check: () => Promise<boolean>): Promise<number> {

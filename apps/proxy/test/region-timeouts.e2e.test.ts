@@ -12,6 +12,7 @@ import { type RunningProxy, startProxy } from "../src/index.js";
 import { createLogger } from "../src/log.js";
 import { REGIONS, type RegionName, regionsToml } from "./support/fake-regions.js";
 import { directoryEntries } from "./support/real-regions.js";
+import { proxyClient, timed } from "./support/timed-query.js";
 
 /**
  * A region's own `connect_timeout_ms` and `tcp_keepalive_ms` in `[[topology.regions]]` are the
@@ -57,28 +58,7 @@ function configWith(
   return parseConfig(toml, `${node}.toml`);
 }
 
-async function client(proxy: RunningProxy): Promise<pg.Client> {
-  const c = new pg.Client({ host: "127.0.0.1", port: proxy.port, user: "postgres", database: "postgres" });
-  c.on("error", () => undefined);
-  await c.connect();
-  return c;
-}
-
-interface Outcome {
-  readonly ms: number;
-  readonly error: (Error & { code?: string }) | undefined;
-  readonly rows: unknown[][];
-}
-
-async function timed(c: pg.Client, sql: string): Promise<Outcome> {
-  const started = Date.now();
-  try {
-    const result = await c.query({ text: sql, rowMode: "array" });
-    return { ms: Date.now() - started, error: undefined, rows: result.rows };
-  } catch (error) {
-    return { ms: Date.now() - started, error: error as Outcome["error"], rows: [] };
-  }
-}
+const client = (proxy: RunningProxy): Promise<pg.Client> => proxyClient(proxy.port);
 
 describe("a region whose own connect_timeout_ms is short, at an address that never answers", () => {
   /** Accepts connections and never says a word: neither to the SSLRequest nor to a StartupMessage. */

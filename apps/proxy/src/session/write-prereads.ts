@@ -4,6 +4,7 @@ import {
   decodeRowDescription,
   encodeQuery,
   type FieldDescription,
+  type Frame,
   isProtocolFault,
   PgError,
 } from "@geo/proto";
@@ -185,47 +186,64 @@ export function textValues(row: Buffer): (string | null)[] {
 async function collectOnLeg(
   session: SessionPort,
   analysis: Analysis,
-  route: Route,
+  route: Extract<Route, { kind: "region" }>,
   sql: string,
   mode: StatementMode,
 ): Promise<Collected | PgError> {
-  let fields: readonly FieldDescription[] = [];
-  const rows: (string | null)[][] = [];
-  let error: PgError | null = null;
-  // Held in memory and written into the statement: bounded as a gather is (rows past it are dropped).
-  const limits = session.runtime.config.gather;
-  let bytes = 0;
+  const collector = new AnswerCollector(session.runtime.config.gather, route.region);
   await session.runRouted(analysis, route, mode, (leg) => {
     session.relay.expect({
       leg,
       kind: "query",
       mode: "silent",
-      inspect: (frame) => {
-        switch (frame.code) {
-          case BackendCode.RowDescription: {
-            const description = decodeRowDescription(frame.payload);
-            if (!isProtocolFault(description)) fields = description.fields;
-            return;
-          }
-          case BackendCode.DataRow:
-            bytes += frame.payload.length;
-            if (rows.length >= limits.maxRows)
-              error ??= gatherBoundExceeded("rows", limits.maxRows, [leg.region]);
-            else if (bytes > limits.maxBytes)
-              error ??= gatherBoundExceeded("bytes", limits.maxBytes, [leg.region]);
-            if (error === null) rows.push(textValues(frame.payload));
-            return;
-          case BackendCode.ErrorResponse:
-            error ??= errorOf(frame);
-            return;
-        }
-      },
+      inspect: collector.inspect,
       done: (_unit, status) => session.afterReady(leg, status),
     });
     leg.write(encodeQuery({ sql }));
   });
   await session.relay.idle();
-  return error ?? { fields, rows };
+  return collector.answer();
+}
+
+/**
+ * A read's answer kept from the client: its row shape and rows as text, or its error. Held in
+ * memory and written into the statement, so bounded as a gather is (rows past a bound are dropped).
+ */
+export class AnswerCollector {
+  private fields: readonly FieldDescription[] = [];
+  private readonly rows: (string | null)[][] = [];
+  private error: PgError | null = null;
+  private bytes = 0;
+
+  constructor(
+    private readonly limits: { readonly maxRows: number; readonly maxBytes: number },
+    private readonly region: string,
+  ) {}
+
+  readonly inspect = (frame: Frame): void => {
+    switch (frame.code) {
+      case BackendCode.RowDescription: {
+        const description = decodeRowDescription(frame.payload);
+        if (!isProtocolFault(description)) this.fields = description.fields;
+        return;
+      }
+      case BackendCode.DataRow:
+        this.bytes += frame.payload.length;
+        if (this.rows.length >= this.limits.maxRows)
+          this.error ??= gatherBoundExceeded("rows", this.limits.maxRows, [this.region]);
+        else if (this.bytes > this.limits.maxBytes)
+          this.error ??= gatherBoundExceeded("bytes", this.limits.maxBytes, [this.region]);
+        if (this.error === null) this.rows.push(textValues(frame.payload));
+        return;
+      case BackendCode.ErrorResponse:
+        this.error ??= errorOf(frame);
+        return;
+    }
+  };
+
+  answer(): Collected | PgError {
+    return this.error ?? { fields: this.fields, rows: this.rows };
+  }
 }
 
 /** PostgreSQL's exact names of the answer's types (typmod included), asked of the session's region. */

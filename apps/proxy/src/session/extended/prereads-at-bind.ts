@@ -1,15 +1,12 @@
 import type { ParamValue } from "@geo/core";
 import {
-  BackendCode,
   decodeBind,
-  decodeRowDescription,
   encodeBind,
   encodeClose,
   encodeDescribe,
   encodeExecute,
   encodeParse,
   type FieldDescription,
-  type Frame,
   isProtocolFault,
   Messages,
   PgError,
@@ -18,20 +15,18 @@ import type { Analysis } from "@geo/sql";
 import type { SessionPort } from "../../engine/session-port.js";
 import type { StatementMode } from "../../engine/statement-mode.js";
 import type { Route } from "../../routing/router.js";
-import { gatherBoundExceeded } from "../../scatter/errors.js";
-import { errorOf } from "../../scatter/region-channel.js";
 import { type BoundParams, NO_PARAMS } from "../../scatter/region-statement.js";
 import { boundParams } from "../../scatter/scatter-portal.js";
 import { typeNamesSql } from "../../scatter/type-names.js";
 import { stateRegion } from "../state-region.js";
 import {
+  AnswerCollector,
   type Collected,
   collectScatter,
   mayReadElsewhere,
   namesInOrder,
   prereadWrite,
   refusedForReadingElsewhere,
-  textValues,
 } from "../write-prereads.js";
 import { backendNameOf, type ClientStatement } from "./client-statement.js";
 import { describeOnServer } from "./describe-message.js";
@@ -136,30 +131,8 @@ async function readOnRegion(
     session.txn === null && !session.batchLegs.has(region) && session.pinnedLeg?.region !== region;
   const mode: StatementMode = borrowed ? { extended: false, final: false } : EXTENDED;
   const route: Route = { kind: "region", region, readOnly: true, anywhere: false };
-  let fields: readonly FieldDescription[] = [];
-  const rows: (string | null)[][] = [];
-  let error: PgError | null = null;
-  // Held in memory and written into the statement: bounded as a gather is.
-  const limits = session.runtime.config.gather;
-  let bytes = 0;
-  const inspect = (frame: Frame): void => {
-    switch (frame.code) {
-      case BackendCode.RowDescription: {
-        const description = decodeRowDescription(frame.payload);
-        if (!isProtocolFault(description)) fields = description.fields;
-        return;
-      }
-      case BackendCode.DataRow:
-        bytes += frame.payload.length;
-        if (rows.length >= limits.maxRows) error ??= gatherBoundExceeded("rows", limits.maxRows, [region]);
-        else if (bytes > limits.maxBytes) error ??= gatherBoundExceeded("bytes", limits.maxBytes, [region]);
-        if (error === null) rows.push(textValues(frame.payload));
-        return;
-      case BackendCode.ErrorResponse:
-        error ??= errorOf(frame);
-        return;
-    }
-  };
+  const collector = new AnswerCollector(session.runtime.config.gather, region);
+  const inspect = collector.inspect;
   await session.runRouted({ ...analysis, readOnly: true }, route, mode, (leg) => {
     const relay = session.relay;
     for (const kind of ["parse", "bind", "describe-portal", "execute", "close", "close"] as const)
@@ -189,7 +162,7 @@ async function readOnRegion(
     if (unnamedKept && state.unnamed !== null) state.unnamed.writeCount = leg.writeCount;
   });
   await session.settle();
-  return error ?? { fields, rows };
+  return collector.answer();
 }
 
 /** PostgreSQL's exact names of the answer's types (typmod included), asked of the session's region. */
