@@ -170,6 +170,40 @@ describe("a setting the proxy cannot replay on a fresh connection", () => {
   });
 });
 
+describe("a pooled connection whose last client's role was dropped", () => {
+  /** A client sets a role and leaves; the only connection keeps it, and the role goes away. */
+  async function leaveDroppedRole(direct: pg.Client, role: string): Promise<void> {
+    const client = await viaProxy();
+    try {
+      await direct.query(`DROP ROLE IF EXISTS ${role}; CREATE ROLE ${role}`);
+      await client.query(`SET ROLE ${role}`);
+      expect((await client.query("SELECT current_user AS u")).rows[0].u).toBe(role);
+    } finally {
+      await client.end();
+    }
+    await direct.query(`DROP ROLE ${role}`);
+  }
+
+  it("does not refuse the next login, nor run another session's statements as that role", async () => {
+    const direct = new pg.Client({ ...region.direct, user: "postgres", database: "postgres" });
+    await direct.connect();
+    const earlier = await viaProxy({ application_name: "logged in before the role was dropped" });
+    try {
+      await leaveDroppedRole(direct, "kit_gone");
+      // A login not seen before, so the proxy checks its settings on the home region's connection.
+      const next = await viaProxy({ application_name: "after the role was dropped" });
+      expect((await next.query("SELECT current_user AS u")).rows[0].u).toBe("postgres");
+      await next.end();
+      await leaveDroppedRole(direct, "kit_gone_too");
+      // A session's statement replays its own settings over the last client's first.
+      expect((await earlier.query("SELECT current_user AS u")).rows[0].u).toBe("postgres");
+    } finally {
+      await earlier.end();
+      await direct.end();
+    }
+  });
+});
+
 describe("a setting that changes part of itself", () => {
   it("follows the client to other connections as the whole value (SET DateStyle TO ymd after SQL)", async () => {
     const client = await viaProxy();

@@ -186,6 +186,37 @@ export class Pool implements LeaseOwner {
   }
 
   /**
+   * Checks out a connection at the pool's own settings, for statements the proxy runs for itself
+   * (logins' checks, catalog reads, the directory, commits of prepared transactions). In
+   * transaction pooling a connection comes back carrying the last client's replayed settings,
+   * which the next client's replay corrects but the proxy's own statements would run under: a
+   * `SET ROLE` to a role dropped since (every statement then fails, `invalid role OID`), a
+   * `default_transaction_read_only`, a `statement_timeout`, another `search_path`. An idle
+   * connection that carries none is preferred; otherwise the lease is reset first.
+   */
+  async acquireAtDefaults(): Promise<Lease> {
+    if (!this.closing) {
+      const clean = this.takeIdleAtDefaults();
+      if (clean !== null) return this.lend(clean, 0);
+    }
+    const lease = await this.acquire();
+    const connection = lease.connection;
+    if (connection.appliedSettings.size === 0 && connection.dirty === ResetKind.none) return lease;
+    const kind = connection.dirty === ResetKind.full ? ResetKind.full : ResetKind.settings;
+    try {
+      await connection.simpleQuery(kind === ResetKind.full ? "DISCARD ALL" : RESET_SETTINGS, {
+        timeoutMs: this.config.resetTimeoutMs,
+      });
+    } catch (error) {
+      lease.discard("reset failed");
+      throw error;
+    }
+    this.counters.resets++;
+    connection.markClean(kind);
+    return lease;
+  }
+
+  /**
    * Checks out an idle connection at once, or returns null when none is at hand (then use
    * `acquire`). The common case on a busy proxy, without a promise or a turn of the event loop.
    */
@@ -304,6 +335,19 @@ export class Pool implements LeaseOwner {
     for (let slot = this.idle.pop(); slot !== undefined; slot = this.idle.pop()) {
       if (slot.connection.usable && !this.expired(slot)) return slot;
       void this.retire(slot, slot.connection.usable);
+    }
+    return null;
+  }
+
+  /** The most recently used idle connection that carries no client's settings, if any. */
+  private takeIdleAtDefaults(): Slot | null {
+    for (let i = this.idle.length - 1; i >= 0; i--) {
+      const slot = this.idle[i]!;
+      const connection = slot.connection;
+      if (!connection.usable || this.expired(slot)) continue;
+      if (connection.appliedSettings.size > 0 || connection.dirty !== ResetKind.none) continue;
+      this.idle.splice(i, 1);
+      return slot;
     }
     return null;
   }

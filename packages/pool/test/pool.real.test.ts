@@ -220,6 +220,53 @@ describe("Pool against real PostgreSQL", () => {
     expect(row).toEqual(["postgres", "postgres", "none"]);
   });
 
+  it("hands the proxy's own statements a connection at the pool's settings, not the last client's", async () => {
+    const pool = makePool({ max: 2 });
+    const carrying = await pool.acquire();
+    const plain = await pool.acquire();
+    // What a client's replay leaves on a connection in transaction pooling: kept, not reset.
+    await carrying.connection.simpleQuery("SET ROLE scram_user; SET default_transaction_read_only = on");
+    carrying.connection.appliedSettings.set("role", "SET ROLE scram_user");
+    carrying.connection.appliedSettings.set(
+      "default_transaction_read_only",
+      "SET default_transaction_read_only = on",
+    );
+    const plainPid = plain.connection.processId;
+    plain.release();
+    carrying.release();
+    // The clean one is taken although the carrying one was used more recently.
+    const first = await pool.acquireAtDefaults();
+    expect(first.connection.processId).toBe(plainPid);
+    // With only the carrying one left, it is reset before it is handed out.
+    const second = await pool.acquireAtDefaults();
+    expect(second.connection.processId).not.toBe(plainPid);
+    const row = (
+      await second.connection.simpleQuery(
+        "SELECT current_user, current_setting('default_transaction_read_only')",
+      )
+    ).rows[0]!;
+    expect(row).toEqual(["postgres", "off"]);
+    expect(second.connection.appliedSettings.size).toBe(0);
+    first.release();
+    second.release();
+  });
+
+  it("resets for the proxy a connection whose last client's role was dropped since", async () => {
+    const pool = makePool({ max: 1 });
+    await admin.simpleQuery("DROP ROLE IF EXISTS pool_gone_role; CREATE ROLE pool_gone_role");
+    const first = await pool.acquire();
+    await first.connection.simpleQuery("SET ROLE pool_gone_role");
+    first.connection.appliedSettings.set("role", "SET ROLE pool_gone_role");
+    first.release();
+    await admin.simpleQuery("DROP ROLE pool_gone_role");
+    // A statement on that connection as it stands fails: the role it runs as is gone.
+    const raw = await pool.acquire();
+    await expect(raw.connection.simpleQuery("SELECT current_user")).rejects.toMatchObject({ code: "42704" });
+    raw.release();
+    await using lease = await pool.acquireAtDefaults();
+    expect((await lease.connection.simpleQuery("SELECT current_user")).rows[0]![0]).toBe("postgres");
+  });
+
   it("runs DISCARD ALL on release({ reset: true }): prepared statements and temp tables are gone", async () => {
     const pool = makePool({ max: 1 });
     const first = await pool.acquire();

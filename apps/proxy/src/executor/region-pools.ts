@@ -55,11 +55,24 @@ export class RegionPools {
   }
 
   /**
-   * A connection to the region's primary for a client's role and database (absent: the
-   * proxy's own, in the endpoint's database): waits at most the checkout timeout, then fails
-   * (53300/57014). A connection that cannot be opened fails at once with 08001 naming the region.
+   * A connection to the region's primary at the pool's own settings, for a client's role and
+   * database (absent: the proxy's own, in the endpoint's database), for statements the proxy
+   * runs itself: waits at most the checkout timeout, then fails (53300/57014). A connection that
+   * cannot be opened fails at once with 08001 naming the region.
    */
   acquire(region: string, user: string, database?: string): Promise<Lease> {
+    return this.poolOf(region, user, database)
+      .acquireAtDefaults()
+      .catch((error: unknown) => {
+        throw namingRegion(region, error);
+      });
+  }
+
+  /**
+   * As `acquire`, but the connection may still carry the settings of the client that used it
+   * last: for a session's statements, which replay the session's own settings on it first.
+   */
+  acquireForSession(region: string, user: string, database?: string): Promise<Lease> {
     return this.poolOf(region, user, database)
       .acquire()
       .catch((error: unknown) => {
@@ -88,7 +101,10 @@ export class RegionPools {
     }
   }
 
-  /** An idle connection to the region's primary at once, or null when `acquire` must wait for one. */
+  /**
+   * An idle connection to the region's primary at once, or null when `acquireForSession` must
+   * wait for one. It may carry another client's settings, as with `acquireForSession`.
+   */
   tryAcquire(region: string, user: string, database?: string): Lease | null {
     return this.poolOf(region, user, database).tryAcquire();
   }

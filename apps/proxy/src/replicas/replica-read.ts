@@ -100,7 +100,7 @@ export async function acquireRead(
     }
   }
   try {
-    return { lease: await session.runtime.pools.acquire(region, session.user, session.database) };
+    return { lease: await session.runtime.pools.acquireForSession(region, session.user, session.database) };
   } catch (error) {
     if (!isConnectionFailure(error)) throw error;
     const primary = session.runtime.router.topology.region(region)!.primary;

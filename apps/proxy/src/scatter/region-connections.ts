@@ -53,7 +53,10 @@ export async function openRegions(
   try {
     for (const region of [...regions].sort()) {
       try {
-        leases.set(region, await session.runtime.pools.acquire(region, session.user, session.database));
+        leases.set(
+          region,
+          await session.runtime.pools.acquireForSession(region, session.user, session.database),
+        );
       } catch (error) {
         throw connectFailure(region, error);
       }

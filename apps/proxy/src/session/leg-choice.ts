@@ -62,7 +62,7 @@ export async function chooseLeg(
       else
         lease =
           session.runtime.pools.tryAcquire(region, session.user, session.database) ??
-          (await session.runtime.pools.acquire(region, session.user, session.database));
+          (await session.runtime.pools.acquireForSession(region, session.user, session.database));
     } catch (error) {
       return error instanceof PgError ? error : internalError(error);
     }

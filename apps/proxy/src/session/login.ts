@@ -99,7 +99,7 @@ async function openOwnConnection(session: SessionPort): Promise<Leg | PgError> {
   const home = session.runtime.router.topology.home.id;
   let lease: Lease;
   try {
-    lease = await session.runtime.pools.acquire(home, session.user, session.database);
+    lease = await session.runtime.pools.acquireForSession(home, session.user, session.database);
   } catch (error) {
     return error instanceof PgError ? error : internalError(error);
   }
