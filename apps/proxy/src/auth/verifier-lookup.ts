@@ -10,6 +10,7 @@ import {
   Messages,
   PgError,
 } from "@geo/proto";
+import { leaseWithin } from "../executor/lease-within.js";
 import { loginLookupTimedOut } from "./auth-errors.js";
 import { parseStoredPassword } from "./stored-credential.js";
 import type { VerifierLookup } from "./verifier-store.js";
@@ -19,6 +20,7 @@ import type { VerifierLookup } from "./verifier-store.js";
  * the extended protocol, so a role name is never spliced into SQL text. The first column of the
  * first row is read; no row, or NULL, means no usable password. An answer later than `timeoutMs`
  * (`[pool] lookup_timeout_ms`) fails the lookup naming `region`, and the connection is discarded.
+ * The deadline covers the checkout too (it may reset a connection first): one budget per lookup.
  */
 export function homeVerifierLookup(
   acquire: () => Promise<Lease>,
@@ -27,9 +29,12 @@ export function homeVerifierLookup(
   region: string,
 ): VerifierLookup {
   return async (role) => {
-    const lease = await acquire();
+    const timedOut = () => loginLookupTimedOut(region, "the verifier lookup", timeoutMs);
+    const started = Date.now();
+    const lease = await leaseWithin(acquire, timeoutMs, timedOut);
     try {
-      const text = await firstValue(lease, sql, role, timeoutMs, region);
+      const left = Math.max(1, timeoutMs - (Date.now() - started));
+      const text = await firstValue(lease, sql, role, left, timedOut);
       lease.release();
       return parseStoredPassword(text);
     } catch (error) {
@@ -44,7 +49,7 @@ function firstValue(
   sql: string,
   role: string,
   timeoutMs: number,
-  region: string,
+  timedOut: () => Error,
 ): Promise<string | null> {
   const connection = lease.connection;
   return new Promise((resolve, reject) => {
@@ -53,7 +58,7 @@ function firstValue(
     let failure: Error | null = null;
     const timer = setTimeout(() => {
       connection.setReceiver(null);
-      reject(loginLookupTimedOut(region, "the verifier lookup", timeoutMs));
+      reject(timedOut());
     }, timeoutMs);
     connection.setReceiver({
       onFrame(frame) {

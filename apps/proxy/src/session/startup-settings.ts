@@ -1,5 +1,6 @@
 import type { Lease } from "@geo/pool";
 import { PgError, Severity, SqlState } from "@geo/proto";
+import { leaseWithin } from "../executor/lease-within.js";
 import { shadowsPublic } from "../routing/search-path.js";
 import { searchPathSchemas } from "./session-settings.js";
 import { quoteLiteral } from "./settings/quote.js";
@@ -62,17 +63,25 @@ export async function checkStartupSettings(
   let known = remembered.get(scope);
   const answer = known?.get(key);
   if (answer !== undefined) return answer;
+  const started = Date.now();
   let lease: Lease;
   try {
-    lease = await acquire();
+    // The deadline covers the checkout too: it may reset a pooled connection first.
+    lease =
+      deadline.timeoutMs === undefined
+        ? await acquire()
+        : await leaseWithin(acquire, deadline.timeoutMs, () => unanswered(deadline.timeoutMs!));
   } catch (error) {
     // The server refused the client's database: the login fails as it would there (3D000).
     if (error instanceof PgError && error.code === SqlState.invalid_catalog_name) return asFatal(error);
+    if (error instanceof PgError && error.code === SqlState.query_canceled) deadline.onUnanswered?.(error);
     return new Map();
   }
+  const timeoutMs =
+    deadline.timeoutMs === undefined ? undefined : Math.max(1, deadline.timeoutMs - (Date.now() - started));
   let reported: Map<string, string>;
   try {
-    const result = await lease.connection.simpleQuery(sql, { timeoutMs: deadline.timeoutMs });
+    const result = await lease.connection.simpleQuery(sql, { timeoutMs });
     reported = new Map();
     const row = result.rows.length === 1 ? result.rows[0]! : [];
     if (row.length === report.length && row.every((value) => value !== null)) {
@@ -139,6 +148,14 @@ async function endBlock(lease: Lease, timeoutMs: number | undefined): Promise<vo
     }
   }
   lease.release();
+}
+
+/** The check could not even check out a connection within its deadline. */
+function unanswered(timeoutMs: number): PgError {
+  return new PgError({
+    code: SqlState.query_canceled,
+    message: `no home-region connection was ready for the check of the login's settings within ${timeoutMs} ms`,
+  });
 }
 
 /** The backend's own error about a setting, raised to FATAL as PostgreSQL raises it at connect. */
