@@ -9,7 +9,7 @@ let region: OneRegion;
 beforeAll(async () => {
   region = await startOneRegion({
     extraToml: "\n[pool]\nmax = 1\ncheckout_timeout_ms = 5000\n",
-    initSql: "CREATE TABLE kept (x int);",
+    initSql: "CREATE TABLE kept (x int); CREATE TABLE pairs (a int, b int);",
   });
 });
 afterAll(() => region?.close());
@@ -220,4 +220,55 @@ describe("a setting that changes part of itself", () => {
       await client.end();
     }
   });
+});
+
+/** Objects in the temporary schema of the server session a client is given. */
+const TEMPORARY_OBJECTS = `SELECT
+  (SELECT count(*) FROM pg_class WHERE relnamespace = pg_my_temp_schema())
+  + (SELECT count(*) FROM pg_proc WHERE pronamespace = pg_my_temp_schema())
+  + (SELECT count(*) FROM pg_statistic_ext WHERE stxnamespace = pg_my_temp_schema()) AS n`;
+
+describe("a temporary object, however it is spelt", () => {
+  // Each creates an object in the temporary schema and reads it back. Unpinned, the pooled
+  // connection would keep the object for the next client, who would read this one's rows.
+  const FORMS: Record<string, { create: string[]; read: string }> = {
+    "a table qualified by pg_temp": {
+      create: ["CREATE TABLE pg_temp.t_q AS SELECT 'secret'::text AS v"],
+      read: "SELECT v FROM t_q",
+    },
+    "SELECT INTO TEMP": {
+      create: ["SELECT 'secret'::text AS v INTO TEMP t_into"],
+      read: "SELECT v FROM t_into",
+    },
+    "a function in pg_temp": {
+      create: ["CREATE FUNCTION pg_temp.f_q() RETURNS text LANGUAGE sql AS $$SELECT 'secret'$$"],
+      read: "SELECT pg_temp.f_q() AS v",
+    },
+    "statistics in pg_temp": {
+      create: ["CREATE STATISTICS pg_temp.st_q ON a, b FROM pairs"],
+      read: "SELECT 'secret' AS v FROM pg_statistic_ext WHERE stxname = 'st_q'",
+    },
+    "a table created under a search_path naming pg_temp": {
+      create: ["SET search_path = pg_temp, public", "CREATE TABLE t_path AS SELECT 'secret'::text AS v"],
+      read: "SELECT v FROM pg_temp.t_path",
+    },
+  };
+  for (const [form, { create, read }] of Object.entries(FORMS)) {
+    it(`stays with the session that made it: ${form}`, async () => {
+      const maker = await viaProxy();
+      try {
+        for (const sql of create) await maker.query(sql);
+        expect((await maker.query(read)).rows).toEqual([{ v: "secret" }]);
+      } finally {
+        await maker.end();
+      }
+      // One pooled connection: the next client gets the one the maker used, reset.
+      const next = await viaProxy();
+      try {
+        expect((await next.query(TEMPORARY_OBJECTS)).rows[0].n).toBe("0");
+      } finally {
+        await next.end();
+      }
+    });
+  }
 });

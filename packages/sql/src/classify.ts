@@ -17,6 +17,7 @@ import { type Node, nodeAs, type RangeVar, stringValue, tagOf } from "./ast.js";
 import { keyValueOf } from "./key-values.js";
 import { maintenanceOf } from "./maintenance.js";
 import { StatementWalker, type WalkResult } from "./statement-walker.js";
+import { temporaryObjectCreated } from "./temporary-objects.js";
 
 /**
  * Everything the analysis says about a statement that follows from its parse tree alone: no
@@ -95,7 +96,11 @@ export function classify(node: Node | undefined, schema: SchemaInfo): AnalysisCo
   if (node === undefined) {
     return assemble({ kind: "empty", command: "", readOnly: true, needsPrimary: undefined }, node);
   }
-  return assemble(shapeOf(node, schema), node);
+  const shape = shapeOf(node, schema);
+  const temporary = temporaryObjectCreated(node);
+  if (temporary !== undefined && !shape.effects?.some((effect) => effect.kind === "create-temp"))
+    shape.effects = [...(shape.effects ?? []), { kind: "create-temp", local: false, name: temporary }];
+  return assemble(shape, node);
 }
 
 /** The walk of one parsed statement's tables and blocks (undefined: a statement that names none). */

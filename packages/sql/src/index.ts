@@ -82,6 +82,7 @@ export {
   type SqlPrepared,
 } from "./sql-execute.js";
 export { type TableChange, tableChanges } from "./table-changes.js";
+export { isTemporarySchema } from "./temporary-objects.js";
 export {
   type PrereadAnswer,
   type WritePreread,

@@ -1,4 +1,4 @@
-import type { Analysis } from "@geo/sql";
+import { type Analysis, isTemporarySchema } from "@geo/sql";
 import type { SessionPort } from "../engine/session-port.js";
 import type { Leg } from "../executor/leg.js";
 import { SessionPins } from "./session-pins.js";
@@ -18,6 +18,7 @@ export function recordEffects(
   const block = analyses.length > 1 ? new StringBlockSettings(session.settings, session.txn) : null;
   for (const analysis of analyses) {
     if (block !== null && analysis.transaction !== undefined) block.control(analysis.transaction);
+    if (leg !== null && mayCreateTemporary(session, analysis)) pinForTemporary(session, leg);
     if (analysis.sessionEffects.length === 0) continue;
     session.settings.record(analysis);
     if (session.txn !== null && analysis.kind === "select") recordLocalSearchPath(session.txn, analysis);
@@ -77,6 +78,27 @@ export function recordEffects(
     }
   }
   unpinIfFree(session);
+}
+
+/**
+ * A CREATE of an unqualified name goes to the first schema of the search_path that exists, and
+ * when that is `pg_temp` the object is temporary: it lives on this server session only. Whether
+ * an earlier schema of the path exists only the catalog knows, so a path naming pg_temp anywhere
+ * is taken as making the object temporary (kept on its connection: always safe).
+ */
+function mayCreateTemporary(session: SessionPort, analysis: Analysis): boolean {
+  const creates =
+    (analysis.kind === "ddl" && analysis.command.startsWith("CREATE")) || analysis.flags.selectInto;
+  if (!creates) return false;
+  return session.searchPath()?.some((schema) => isTemporarySchema(schema)) === true;
+}
+
+function pinForTemporary(session: SessionPort, leg: Leg): void {
+  session.pins.holdTemporary("search_path");
+  if (session.pinnedLeg !== null) return;
+  session.legs.pin(leg);
+  leg.connection.markDirty("full");
+  session.log.info({ region: leg.region }, "session pinned to its connection (an object created in pg_temp)");
 }
 
 /**

@@ -125,6 +125,11 @@ export class SessionPins {
    * A statement the proxy could not read ran, and succeeded, on the connection: whatever it
    * left there (settings, objects) stays the client's only there, until DISCARD ALL.
    */
+  /** A temporary object the statements' own effects do not name (created under a search_path naming pg_temp). */
+  holdTemporary(name: string): void {
+    this.objects.add(`temp:${name}`);
+  }
+
   holdUnknown(): void {
     this.objects.add("unknown");
   }
