@@ -1,43 +1,19 @@
 import type { DirectoryStoreConfig, GeoConfig, MutableDirectory, ParamValue, Topology } from "@geo/core";
-import {
-  encodeCommandComplete,
-  encodeDataRow,
-  encodeNoticeResponse,
-  encodeRowDescription,
-  PgError,
-  Severity,
-  SqlState,
-} from "@geo/proto";
+import { PgError } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
-import {
-  type ClaimGuard,
-  Coordinator,
-  GidFactory,
-  type ParticipantConnector,
-  Recovery,
-  TableDecisionLog,
-} from "@geo/txn";
-import { parseRebalance } from "../console/rebalance.js";
-import { MOVE_COLUMNS, parseRelocate } from "../console/relocate.js";
+import type { ClaimGuard } from "@geo/txn";
 import { DirectoryStore, type Location } from "../directory/directory-store.js";
-import { query, RegionRunner } from "../directory/region-runner.js";
-import { ownDecisions } from "../distributed/own-decisions.js";
-import { movePrefixFor } from "../distributed/txn-service.js";
+import { RegionRunner } from "../directory/region-runner.js";
 import type { StatementMode } from "../engine/statement-mode.js";
 import type { Leg } from "../executor/leg.js";
 import type { RegionPools } from "../executor/region-pools.js";
 import type { Logger } from "../log.js";
 import { HoldRegistry } from "./hold-registry.js";
-import {
-  keyInSeveralRegions,
-  lookupFailed,
-  moveInTransaction,
-  notAnOperator,
-  unknownRegion,
-} from "./move-errors.js";
-import { KeyMover, type MovedTable } from "./move-keys.js";
+import { runMoveCommand } from "./move-commands.js";
+import { keyInSeveralRegions, lookupFailed } from "./move-errors.js";
+import { KeyMover } from "./move-keys.js";
+import { type MoveTwoPhase, openMoveTwoPhase } from "./move-two-phase.js";
 import type { MovingSession } from "./moving-session.js";
-import { rebalance } from "./rebalance-keys.js";
 import { statementKeys } from "./statement-keys.js";
 
 export interface MovesOptions {
@@ -71,9 +47,6 @@ interface SessionAdmissions {
   readonly pending: Admission[];
 }
 
-/** The table of move decisions in the home region (two-phase commit of moves). */
-const MOVE_DECISIONS = "geoproxy_move_decisions";
-
 /**
  * The directory in PostgreSQL and the moves that change it: what the proxy starts when the
  * configuration has a `[directory_store]` section. Sessions call `admit` before routing a
@@ -85,8 +58,7 @@ export class Moves {
   readonly mover: KeyMover;
   private readonly sessions = new WeakMap<MovingSession, SessionAdmissions>();
   private readonly locating = new Map<string, Promise<Location>>();
-  private opened: Promise<{ coordinator: Coordinator; recovery: Recovery; log: TableDecisionLog }> | null =
-    null;
+  private opened: Promise<MoveTwoPhase> | null = null;
 
   private constructor(
     readonly store: DirectoryStore,
@@ -121,62 +93,9 @@ export class Moves {
     return this.store.directory;
   }
 
-  private twoPhase(): Promise<{ coordinator: Coordinator; recovery: Recovery; log: TableDecisionLog }> {
-    this.opened ??= (async () => {
-      const home = this.options.topology.home.id;
-      const runner = this.runner;
-      const log = await TableDecisionLog.open({
-        executor: { query: async (sql) => toResult(await runner.run(home, sql)) },
-        table: MOVE_DECISIONS,
-      });
-      const connector: ParticipantConnector = {
-        connect: async (region) => {
-          const lease = await runner.acquire(region);
-          return {
-            query: async (sql) => toResult(await query(lease, sql)),
-            // Unanswered within the step deadline: its state is unknown, so it is closed.
-            abandon: () => {
-              lease.connection.destroy();
-              lease.discard("a move's commit step went unanswered");
-            },
-            close: async () => {
-              if (lease.connection.txStatus !== "I") lease.discard("recovery left it in a transaction");
-              else lease.release();
-            },
-          };
-        },
-      };
-      // Its own prefix: the statement coordinator's recovery never claims a move's transactions.
-      const prefix = movePrefixFor(this.options.config.server.node);
-      // The table is every proxy's over this home region: recovery sees only this node's moves.
-      const own = ownDecisions(log, new GidFactory(prefix));
-      const coordinator = new Coordinator({
-        prefix,
-        log: own,
-        connector,
-        // Below the grace period recovery gives it, as for the statement coordinator.
-        decideDeadlineMs: this.options.config.txn.decideDeadlineMs,
-        stepTimeoutMs: this.options.config.txn.stepTimeoutMs,
-        ...(this.options.claim === undefined ? {} : { claim: this.options.claim }),
-      });
-      const recovery = new Recovery({
-        coordinator,
-        log: own,
-        connector,
-        regions: this.options.topology.regionIds,
-        graceMs: this.options.config.txn.recoveryGraceMs,
-        intervalMs: this.options.config.txn.recoveryIntervalMs,
-        stepTimeoutMs: this.options.config.txn.stepTimeoutMs,
-        ...(this.options.claim === undefined ? {} : { claim: this.options.claim }),
-        ...(this.options.abandonedBefore === undefined
-          ? {}
-          : { abandonedBefore: this.options.abandonedBefore }),
-      });
-      await recovery.start().catch((error: unknown) => {
-        this.options.log.warn({ err: error }, "start-up recovery of moves failed; it is retried");
-      });
-      return { coordinator, recovery, log };
-    })();
+  /** Opened once: the start-up call, every move's coordinator and `regionReachable` share it. */
+  private twoPhase(): Promise<MoveTwoPhase> {
+    this.opened ??= openMoveTwoPhase(this.runner, this.options);
     return this.opened;
   }
 
@@ -333,118 +252,16 @@ export class Moves {
    * Runs RELOCATE or REBALANCE for a simple query: answers (rows, progress notices, errors) go
    * through the session's relay in order. False when `analysis` is neither.
    */
-  async runCommand(session: MovingSession, analysis: Analysis, mode: StatementMode): Promise<boolean> {
-    const command = analysis.console?.command;
-    if (command !== "relocate" && command !== "rebalance") return false;
-    const name = command.toUpperCase();
-    const auth = this.options.config.auth;
-    const error =
-      auth.method === "trust" || !auth.operators.includes(session.user)
-        ? notAnOperator(name, session.user, auth.method === "trust")
-        : session.txn !== null
-          ? moveInTransaction(name)
-          : undefined;
-    if (error !== undefined) {
-      session.fail(error, mode);
-      return true;
-    }
-    const argument = analysis.console?.argument ?? "";
-    const answer =
-      command === "relocate" ? await this.runRelocate(argument) : await this.runRebalance(session, argument);
-    if (answer instanceof PgError) {
-      session.fail(answer, mode);
-      return true;
-    }
-    session.relay.local({ bytes: answerBytes(answer.rows, answer.tag) });
-    if (mode.final) session.relay.local({ bytes: () => session.readyForQuery() });
-    return true;
+  runCommand(session: MovingSession, analysis: Analysis, mode: StatementMode): Promise<boolean> {
+    const { config, topology } = this.options;
+    const context = {
+      config,
+      topology,
+      store: this.store,
+      runner: this.runner,
+      mover: this.mover,
+      batch: this.storeConfig.batch,
+    };
+    return runMoveCommand(context, session, analysis, mode);
   }
-
-  private async runRelocate(argument: string): Promise<{ rows: string[][]; tag: string } | PgError> {
-    const request = parseRelocate(argument);
-    if (request instanceof PgError) return request;
-    const moved = await this.mover.move(request.keys, request.to);
-    if (moved instanceof PgError) return moved;
-    return { rows: moved.map(rowOf), tag: `RELOCATE ${moved.reduce((sum, row) => sum + row.rows, 0)}` };
-  }
-
-  private async runRebalance(
-    session: MovingSession,
-    argument: string,
-  ): Promise<{ rows: string[][]; tag: string } | PgError> {
-    const request = parseRebalance(argument);
-    if (request instanceof PgError) return request;
-    const regions = this.options.topology.regionIds;
-    for (const region of [request.from, request.to])
-      if (!this.options.topology.hasRegion(region)) return unknownRegion(region, regions);
-    const report = await rebalance(
-      this.store,
-      this.runner,
-      this.mover,
-      {
-        from: request.from,
-        to: request.to,
-        limit: request.limit,
-        batch: request.batch ?? this.storeConfig.batch,
-      },
-      (done, total, batch, batches, ms) => {
-        session.relay.local({
-          bytes: encodeNoticeResponse(
-            new PgError({
-              severity: Severity.NOTICE,
-              code: SqlState.successful_completion,
-              message: `rebalance ${request.from} to ${request.to}: batch ${batch} of ${batches} moved, ${done} of ${total} keys (${ms.toFixed(0)} ms)`,
-            }),
-          ),
-        });
-      },
-    );
-    if (report instanceof PgError) return report;
-    const rows = report.moved.map(rowOf);
-    if (report.refused !== undefined) {
-      const { keys, error } = report.refused;
-      session.relay.local({
-        bytes: encodeNoticeResponse(
-          new PgError({
-            severity: Severity.WARNING,
-            code: error.code,
-            message: `rebalance stopped after ${report.keysMoved} keys: the move of ${keys.length} more was refused: ${error.message}`,
-            ...(error.hint === undefined ? {} : { hint: error.hint }),
-          }),
-        ),
-      });
-      rows.push(["(stopped)", request.from, request.to, "0", `refused ${error.code}`]);
-    }
-    return { rows, tag: `REBALANCE ${report.keysMoved}` };
-  }
-}
-
-function rowOf(row: MovedTable): string[] {
-  return [row.table, row.from, row.to, String(row.rows), row.state];
-}
-
-function answerBytes(rows: readonly string[][], tag: string): Buffer {
-  const parts = [
-    encodeRowDescription({
-      fields: MOVE_COLUMNS.map((name) => ({
-        name,
-        tableOid: 0,
-        columnAttr: 0,
-        typeOid: 25,
-        typeSize: -1,
-        typeModifier: -1,
-        format: 0,
-      })),
-    }),
-  ];
-  for (const row of rows) parts.push(encodeDataRow({ values: row.map((value) => Buffer.from(value)) }));
-  parts.push(encodeCommandComplete({ tag }));
-  return Buffer.concat(parts);
-}
-
-function toResult(rows: { rows: Record<string, string | null>[]; tag: string }): {
-  rows: Record<string, unknown>[];
-  command: string;
-} {
-  return { rows: rows.rows, command: rows.tag };
 }

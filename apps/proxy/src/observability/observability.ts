@@ -14,66 +14,29 @@ import {
   type SchemaDriftStatus,
   type TransactionOutcome,
 } from "@geo/admin";
-import type { Directory, GeoConfig, Topology } from "@geo/core";
 import type { HealthMonitor } from "@geo/pool";
-import type { Analysis, Analyzer } from "@geo/sql";
 import type { ConsoleClient, ConsoleContext, ObservedState } from "../console/context.js";
 import type { RegionPools } from "../executor/region-pools.js";
-import type { Logger } from "../log.js";
 import type { MoveProgress } from "../moves/move-keys.js";
-import type { Route } from "../routing/router.js";
 import type { SchemaDriftReport } from "../server/schema-drift-report.js";
 import { startAdminPort } from "./admin-port.js";
-import { AlertBook, type Fact } from "./alert-book.js";
-import { probedRegions, probeFacts, probeMonitor } from "./backend-probes.js";
-import type { BackendTraffic } from "./backend-traffic.js";
-import { EndpointHealth, endpointName } from "./endpoint-health.js";
+import { AlertBook } from "./alert-book.js";
+import { alertFacts } from "./alert-facts.js";
+import { probedRegions, probeMonitor } from "./backend-probes.js";
+import { EndpointHealth } from "./endpoint-health.js";
+import { homeAnswers } from "./home-readiness.js";
 import { InDoubtLedger } from "./in-doubt-ledger.js";
 import { lookUpKey } from "./key-lookup.js";
+import type { ObservabilityOptions } from "./observability-options.js";
 import type { ObservableSession } from "./observable-session.js";
 import { ObservedClient } from "./observed-client.js";
+import { PlacementStatusBook } from "./placement-status.js";
+import { poolRows } from "./pool-rows.js";
 import type { RegionPoolStats } from "./region-pool-stats.js";
 import { RouteBook } from "./route-book.js";
 import { schemaDriftStatus } from "./schema-drift-status.js";
 
-export interface ObservabilityOptions {
-  readonly config: GeoConfig;
-  readonly topology: Topology;
-  readonly directory: Directory;
-  readonly analyzer: Analyzer;
-  readonly pools: RegionPools;
-  /** The live planner, for the key lookup's console context. */
-  readonly plan: ConsoleContext["plan"];
-  readonly log: Logger;
-  /** How long the readiness check may take to get and use a home connection (default 2000 ms). */
-  readonly readyTimeoutMs?: number;
-  /**
-   * The proxy's health monitor, when it runs one. Without it, one is started here while the admin
-   * port is configured (see README.md); otherwise health follows the pools.
-   */
-  readonly health?: HealthMonitor;
-  /**
-   * Regions whose primary did not answer at start, with why: down from the first reading (health,
-   * alerts, metrics) until a connection or a probe finds them up.
-   */
-  readonly downAtStart?: readonly { readonly region: string; readonly reason: string }[];
-  /** Facts known elsewhere in the proxy (a region's collation), added to the alerts when read. */
-  readonly facts?: () => readonly Fact[];
-  /**
-   * The analysis a route was decided from (the router's `analysisOf`): with it, the recent
-   * decisions and refused shapes are recorded; without it, only counted.
-   */
-  readonly analysisOf?: (route: Route) => Analysis | undefined;
-  /** The replicas' pools, when the topology lists replicas: in /metrics, /snapshot and alerts too. */
-  readonly replicaPools?: () => readonly RegionPoolStats[];
-  /** Bytes on the backend connections, by `host:port`: each region's traffic in the placement map. */
-  readonly traffic?: BackendTraffic;
-  /** The schema drift check's latest report: the drifted tables in /metrics and /snapshot. */
-  readonly schemaDrift?: () => SchemaDriftReport;
-}
-
-/** Directory keys are counted per region at most this often (a large directory is a long walk). */
-const KEY_COUNT_INTERVAL_MS = 5000;
+export type { ObservabilityOptions } from "./observability-options.js";
 
 /** What a proxy without the schema check shows: nothing checked, nothing drifted. */
 const NOT_CHECKED: SchemaDriftReport = { reference: undefined, rows: [], checkedAt: undefined };
@@ -106,14 +69,7 @@ export class Observability implements AdminSource {
   /** Recent routing decisions and refused shapes of real statements. */
   readonly routes = new RouteBook();
   #moves: (() => MoveProgress) | undefined;
-  #keyCounts:
-    | {
-        readonly at: number;
-        readonly size: number;
-        readonly done: number;
-        readonly byRegion: Map<string, number>;
-      }
-    | undefined;
+  readonly #placement: PlacementStatusBook;
   #admin: RunningAdminServer | undefined;
   #monitor: HealthMonitor | undefined;
   /** The monitor was started here, so it is stopped here. */
@@ -129,6 +85,7 @@ export class Observability implements AdminSource {
       new Date(),
       new Set((options.downAtStart ?? []).map((down) => down.region)),
     );
+    this.#placement = new PlacementStatusBook(topology, options.directory, options.traffic);
     this.metrics = new ProxyMetrics({
       node: config.server.node,
       homeRegion: topology.home.id,
@@ -139,7 +96,8 @@ export class Observability implements AdminSource {
       regions: () => this.regions(),
       alerts: () => this.alerts(),
       cache: () => this.cache(),
-      regionBytes: () => [...this.#bytesByRegion()].map(([region, bytes]) => ({ region, ...bytes })),
+      regionBytes: () =>
+        [...this.#placement.bytesByRegion()].map(([region, bytes]) => ({ region, ...bytes })),
       schemaDrift: () => this.schemaDrift(),
     });
     this.console = {
@@ -285,65 +243,7 @@ export class Observability implements AdminSource {
 
   /** Keys per region from the directory, rows moved since start, moves running. */
   placement(): PlacementStatus {
-    const { topology } = this.#options;
-    const progress = this.#moves?.();
-    const keys = this.#countKeys(progress?.done ?? 0);
-    const bytes = this.#bytesByRegion();
-    return {
-      regions: topology.regionIds.map((id) => ({
-        id,
-        home: id === topology.home.id,
-        keys: keys.get(id) ?? 0,
-        rowsIn: progress?.rowsIn.get(id) ?? 0,
-        rowsOut: progress?.rowsOut.get(id) ?? 0,
-        bytesIn: bytes.get(id)?.in ?? 0,
-        bytesOut: bytes.get(id)?.out ?? 0,
-      })),
-      moves: (progress?.running ?? []).map((move) => ({
-        keys: move.keys,
-        to: move.to,
-        startedAt: move.startedAt.toISOString(),
-      })),
-      movesDone: progress?.done ?? 0,
-    };
-  }
-
-  /** Bytes received from and sent to each region's servers (primary and replicas) since start. */
-  #bytesByRegion(): Map<string, { in: number; out: number }> {
-    const regionOf = new Map<string, string>();
-    for (const region of this.#options.topology.regions) {
-      for (const endpoint of [region.primary, ...region.replicas])
-        regionOf.set(`${endpoint.host}:${endpoint.port}`, region.id);
-    }
-    const out = new Map<string, { in: number; out: number }>();
-    for (const [address, bytes] of this.#options.traffic?.totals() ?? []) {
-      const region = regionOf.get(address);
-      if (region === undefined) continue;
-      const sum = out.get(region) ?? { in: 0, out: 0 };
-      sum.in += bytes.in;
-      sum.out += bytes.out;
-      out.set(region, sum);
-    }
-    return out;
-  }
-
-  /** Counted again when keys were added or moved, and at most every few seconds otherwise. */
-  #countKeys(movesDone: number): Map<string, number> {
-    const directory = this.#options.directory;
-    const now = Date.now();
-    const last = this.#keyCounts;
-    if (
-      last !== undefined &&
-      last.size === directory.size &&
-      last.done === movesDone &&
-      now - last.at < KEY_COUNT_INTERVAL_MS
-    ) {
-      return last.byRegion;
-    }
-    const byRegion = new Map<string, number>();
-    for (const [, region] of directory.entries()) byRegion.set(region, (byRegion.get(region) ?? 0) + 1);
-    this.#keyCounts = { at: now, size: directory.size, done: movesDone, byRegion };
-    return byRegion;
+    return this.#placement.status(this.#moves?.());
   }
 
   whereIs(table: string, key: string): KeyLocation | KeyLookupFailure {
@@ -357,24 +257,10 @@ export class Observability implements AdminSource {
    */
   async ready(): Promise<boolean> {
     const { topology, pools } = this.#options;
-    const home = topology.home;
-    const timeoutMs = this.#options.readyTimeoutMs ?? 2000;
-    let reachable = false;
-    try {
-      const lease = await pools.acquire(home.id, home.primary.user ?? "postgres");
-      try {
-        await lease.connection.simpleQuery("SELECT 1", { timeoutMs });
-        reachable = true;
-        lease.release();
-      } catch (error) {
-        lease.discard(`readiness check failed: ${String(error)}`);
-      }
-    } catch {
-      reachable = false;
-    }
-    this.#health.observe(home.id, reachable);
+    const reachable = await homeAnswers(pools, topology, this.#options.readyTimeoutMs ?? 2000);
+    this.#health.observe(topology.home.id, reachable);
     if (!reachable)
-      this.#monitor?.reportFailure(home.primary, "the readiness check could not use a connection");
+      this.#monitor?.reportFailure(topology.home.primary, "the readiness check could not use a connection");
     return reachable;
   }
 
@@ -393,56 +279,20 @@ export class Observability implements AdminSource {
    * series in /metrics.
    */
   pools(): PoolStatus[] {
-    const byEndpoint = new Map<
-      string,
-      { region: string; idle: number; busy: number; waiting: number; max: number }
-    >();
-    for (const stats of this.#allPools()) {
-      const endpoint = endpointName(stats.key);
-      const row = byEndpoint.get(endpoint) ?? { region: stats.region, idle: 0, busy: 0, waiting: 0, max: 0 };
-      row.idle += stats.idle;
-      row.busy += stats.busy;
-      row.waiting += stats.waiting;
-      row.max += stats.max;
-      byEndpoint.set(endpoint, row);
-    }
-    return [...byEndpoint].map(([endpoint, row]) => ({ endpoint, ...row }));
+    return poolRows(this.#allPools());
   }
 
   alerts(): Alert[] {
-    const facts: Fact[] = [];
     const pools = this.#options.pools.stats();
     this.#readPools(pools);
-    const monitor = this.#monitor;
-    if (monitor !== undefined) facts.push(...probeFacts(monitor));
-    else {
-      for (const down of this.#health.down()) {
-        facts.push({
-          name: "backend_down",
-          subject: down.endpoint,
-          message: `the primary of ${down.region} cannot be reached: opening a connection to it failed`,
-          since: down.since,
-        });
-      }
-    }
-    for (const stats of [...pools, ...(this.#options.replicaPools?.() ?? [])]) {
-      if (stats.waiting > 0 && stats.total >= stats.max) {
-        facts.push({
-          name: "pool_saturated",
-          subject: stats.name,
-          message: `all ${stats.max} connections are in use and ${stats.waiting} checkout(s) wait`,
-        });
-      }
-    }
-    facts.push(...(this.#options.facts?.() ?? []));
-    for (const txn of this.inDoubt.list()) {
-      facts.push({
-        name: "two_phase_commit_unacknowledged",
-        subject: txn.gid,
-        message: `${txn.decision} decided, not yet acknowledged by ${txn.pending.join(", ")}`,
-        since: new Date(txn.decidedAt),
-      });
-    }
+    const facts = alertFacts({
+      monitor: this.#monitor,
+      health: this.#health,
+      pools,
+      replicaPools: () => this.#options.replicaPools?.() ?? [],
+      facts: () => this.#options.facts?.() ?? [],
+      inDoubt: this.inDoubt,
+    });
     return this.#alerts.current(facts);
   }
 
