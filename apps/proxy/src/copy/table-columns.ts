@@ -1,11 +1,8 @@
-import { BackendCode, encodeQuery } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
 import type { SessionPort } from "../engine/session-port.js";
 import type { StatementMode } from "../engine/statement-mode.js";
-import type { Route } from "../routing/router.js";
-import { allValues } from "../scatter/data-row.js";
+import { lookUpInCatalog } from "../session/catalog-lookup.js";
 import { quoteIdent, quoteLiteral } from "../session/settings/quote.js";
-import { stateRegion } from "../session/state-region.js";
 
 /** A column COPY loads when no column list is given. */
 export interface TableColumn {
@@ -37,37 +34,15 @@ export async function tableColumns(
       AND NOT a.attisdropped AND a.attgenerated = ''
     ORDER BY a.attnum`;
   const columns: TableColumn[] = [];
-  let failed = false;
-  const route: Route = { kind: "region", region: stateRegion(session), readOnly: true, anywhere: false };
-  const lookup = { ...analysis, readOnly: true };
-  await session.runRouted(lookup, route, mode, (leg) => {
-    session.relay.expect({
-      leg,
-      kind: "query",
-      mode: "quiet",
-      // Inside a block the block goes on: the COPY's own statements follow on this connection.
-      dropReadyForQuery: true,
-      inspect: (frame) => {
-        if (frame.code !== BackendCode.DataRow) return;
-        const [name, oid, type] = allValues(frame.payload);
-        if (name == null || oid == null) return;
-        columns.push({
-          name: name.toString("utf8"),
-          typeOid: Number(oid.toString("latin1")),
-          typeName: type?.toString("utf8") ?? "",
-        });
-      },
-      done: (unit, status) => {
-        failed = unit.failed;
-        session.afterReady(leg, status);
-      },
+  const onRow = ([name, oid, type]: readonly (Buffer | null)[]): void => {
+    if (name == null || oid == null) return;
+    columns.push({
+      name: name.toString("utf8"),
+      typeOid: Number(oid.toString("latin1")),
+      typeName: type?.toString("utf8") ?? "",
     });
-    leg.write(encodeQuery({ sql }));
-  });
-  await session.relay.idle();
-  if (failed) {
-    if (mode.final) session.relay.local({ bytes: () => session.readyForQuery() });
-    return "failed";
-  }
+  };
+  // Inside a block the block goes on: the COPY's own statements follow on this connection.
+  if ((await lookUpInCatalog(session, analysis, mode, sql, onRow, true)) === "failed") return "failed";
   return columns;
 }

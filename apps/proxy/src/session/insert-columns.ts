@@ -1,11 +1,9 @@
-import { BackendCode, encodeQuery, PgError } from "@geo/proto";
+import { PgError } from "@geo/proto";
 import { type Analysis, insertColumnCount, insertWithColumns } from "@geo/sql";
 import type { SessionPort } from "../engine/session-port.js";
 import type { StatementMode } from "../engine/statement-mode.js";
-import type { Route } from "../routing/router.js";
-import { allValues } from "../scatter/data-row.js";
+import { lookUpInCatalog } from "./catalog-lookup.js";
 import { quoteIdent, quoteLiteral } from "./settings/quote.js";
-import { stateRegion } from "./state-region.js";
 
 /**
  * An INSERT without a column list gives its values to the table's first columns in table
@@ -40,30 +38,10 @@ export async function withColumnList(
     WHERE a.attrelid = ${quoteLiteral(relation)}::pg_catalog.regclass AND a.attnum > 0 AND NOT a.attisdropped
     ORDER BY a.attnum`;
   const columns: string[] = [];
-  let failed = false;
-  const route: Route = { kind: "region", region: stateRegion(session), readOnly: true, anywhere: false };
-  await session.runRouted(analysis, route, mode, (leg) => {
-    session.relay.expect({
-      leg,
-      kind: "query",
-      mode: "quiet",
-      inspect: (frame) => {
-        if (frame.code !== BackendCode.DataRow) return;
-        const [name] = allValues(frame.payload);
-        if (name) columns.push(name.toString("utf8"));
-      },
-      done: (unit, status) => {
-        failed = unit.failed;
-        session.afterReady(leg, status);
-      },
-    });
-    leg.write(encodeQuery({ sql }));
+  const found = await lookUpInCatalog(session, analysis, mode, sql, ([name]) => {
+    if (name) columns.push(name.toString("utf8"));
   });
-  await session.relay.idle();
-  if (failed) {
-    if (mode.final) session.relay.local({ bytes: () => session.readyForQuery() });
-    return "failed";
-  }
+  if (found === "failed") return "failed";
   // More values than columns: PostgreSQL's own error, from the statement as written.
   if (count > columns.length) return null;
   const listed = router.analyze(insertWithColumns(analysis.text, columns.slice(0, count)));

@@ -1,12 +1,10 @@
-import { BackendCode, encodeQuery, type Frame, PgError } from "@geo/proto";
+import { PgError } from "@geo/proto";
 import { type Analysis, qualifyTables } from "@geo/sql";
 import type { SessionPort } from "../engine/session-port.js";
 import type { StatementMode } from "../engine/statement-mode.js";
-import type { Route } from "../routing/router.js";
 import { PLACED_BY_ROWS, shadowsPublic, unqualifiedNames } from "../routing/search-path.js";
-import { allValues } from "../scatter/data-row.js";
+import { lookUpInCatalog } from "./catalog-lookup.js";
 import { quoteIdent, quoteLiteral } from "./settings/quote.js";
-import { stateRegion } from "./state-region.js";
 
 /**
  * Under a search_path that searches another schema ahead of public, an unqualified name may be
@@ -77,27 +75,10 @@ async function lookUpSchemas(
   names: readonly string[],
 ): Promise<Map<string, string> | "failed"> {
   const found = new Map<string, string>();
-  let failed = false;
-  // A catalog read: whatever the statement does, the lookup only reads.
-  await session.runRouted({ ...analysis, readOnly: true }, lookupRoute(session), mode, (leg) => {
-    session.relay.expect({
-      leg,
-      kind: "query",
-      mode: "quiet",
-      inspect: (frame) => readSchemaRow(frame, names, found),
-      done: (unit, status) => {
-        failed = unit.failed;
-        session.afterReady(leg, status);
-      },
-    });
-    leg.write(encodeQuery({ sql: schemasSql(names) }));
-  });
-  await session.relay.idle();
-  if (failed) {
-    if (mode.final) session.relay.local({ bytes: () => session.readyForQuery() });
-    return "failed";
-  }
-  return found;
+  const answered = await lookUpInCatalog(session, analysis, mode, schemasSql(names), (values) =>
+    readSchemaRow(values, names, found),
+  );
+  return answered === "failed" ? "failed" : found;
 }
 
 /** The statement planned again with each resolved name's schema written in front of it. */
@@ -123,11 +104,6 @@ export function qualifiedAnalysis(
   return qualified;
 }
 
-/** Where names are resolved: the region holding the session's state (its temporary tables too). */
-export function lookupRoute(session: SessionPort): Route {
-  return { kind: "region", region: stateRegion(session), readOnly: true, anywhere: false };
-}
-
 /** Each name (quoted as an identifier) with its schema, in the order asked, for names a schema holds. */
 export function schemasSql(names: readonly string[]): string {
   const list = names.map((name) => quoteLiteral(quoteIdent(name))).join(", ");
@@ -140,9 +116,12 @@ export function schemasSql(names: readonly string[]): string {
 }
 
 /** Records the schema of one answer row of `schemasSql`. */
-export function readSchemaRow(frame: Frame, names: readonly string[], found: Map<string, string>): void {
-  if (frame.code !== BackendCode.DataRow) return;
-  const [quoted, schema] = allValues(frame.payload);
+export function readSchemaRow(
+  values: readonly (Buffer | null)[],
+  names: readonly string[],
+  found: Map<string, string>,
+): void {
+  const [quoted, schema] = values;
   if (quoted === null || quoted === undefined || schema === null || schema === undefined) return;
   const index = names.findIndex((name) => quoteIdent(name) === quoted.toString("utf8"));
   if (index >= 0) found.set(names[index]!, schema.toString("utf8"));

@@ -5,6 +5,7 @@ import {
   encodeExecute,
   encodeParse,
   encodeQuery,
+  type Frame,
   Messages,
   type PgError,
 } from "@geo/proto";
@@ -12,14 +13,10 @@ import type { Analysis } from "@geo/sql";
 import type { SessionPort } from "../../engine/session-port.js";
 import type { StatementMode } from "../../engine/statement-mode.js";
 import type { Leg } from "../../executor/leg.js";
+import { allValues } from "../../scatter/data-row.js";
 import { errorOf } from "../../scatter/region-channel.js";
-import {
-  lookupRoute,
-  namesToResolve,
-  qualifiedAnalysis,
-  readSchemaRow,
-  schemasSql,
-} from "../qualified-names.js";
+import { lookupRoute } from "../catalog-lookup.js";
+import { namesToResolve, qualifiedAnalysis, readSchemaRow, schemasSql } from "../qualified-names.js";
 import { stateRegion } from "../state-region.js";
 import { EXTENDED, type ExtendedState } from "./extended-state.js";
 
@@ -54,9 +51,9 @@ export async function qualifiedAtBind(
   const lookup: Analysis = { ...analysis, readOnly: true };
   const sql = schemasSql(names);
   await session.runRouted(lookup, lookupRoute(session), mode, (leg) => {
-    const inspect = (frame: Parameters<typeof readSchemaRow>[0]): void => {
+    const inspect = (frame: Frame): void => {
       if (frame.code === BackendCode.ErrorResponse) error ??= errorOf(frame);
-      else readSchemaRow(frame, names, found);
+      else if (frame.code === BackendCode.DataRow) readSchemaRow(allValues(frame.payload), names, found);
     };
     if (borrowed) {
       session.relay.expect({
@@ -85,7 +82,7 @@ function inBatch(
   state: ExtendedState,
   leg: Leg,
   sql: string,
-  inspect: (frame: Parameters<typeof readSchemaRow>[0]) => void,
+  inspect: (frame: Frame) => void,
 ): void {
   const relay = session.relay;
   relay.expect({ leg, kind: "parse", mode: "silent", inspect });
