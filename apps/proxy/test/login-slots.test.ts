@@ -1,29 +1,18 @@
-import { connect as netConnect, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import { MemoryDirectory, parseConfig } from "@geo/core";
-import {
-  BackendFramer,
-  decodeBackendMessage,
-  encodeSASLInitialResponse,
-  encodeSASLResponse,
-  encodeStartupMessage,
-  isProtocolFault,
-  SCRAM_SHA_256,
-  ScramClient,
-} from "@geo/proto";
+import { encodeStartupMessage } from "@geo/proto";
 import { FakeBackend } from "@geo/testkit";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { type RunningProxy, startProxy } from "../src/index.js";
+import { type LoginOutcome, RawLogins, tally } from "./support/raw-login.js";
 import { txnSection } from "./support/txn-data-dir.js";
 
-/**
- * Login slots under floods, through real sockets. Linux routes all of 127.0.0.0/8 to loopback, so
- * binding the client side to 127.0.0.2, 127.0.0.3 ... gives the proxy distinct client addresses.
- */
+/** Login slots under floods, through real sockets from distinct client addresses (support/raw-login.ts). */
 
 const PASSWORD = "app-secret";
 let fake: FakeBackend;
 const proxies: RunningProxy[] = [];
-const sockets: Socket[] = [];
+const logins: RawLogins[] = [];
 
 async function proxyWith(auth = ""): Promise<RunningProxy> {
   fake ??= await FakeBackend.start();
@@ -56,11 +45,12 @@ ${txnSection()}`,
     shutdownTimeoutMs: 300,
   });
   proxies.push(proxy);
+  logins.push(new RawLogins(proxy.port));
   return proxy;
 }
 
 afterEach(async () => {
-  for (const socket of sockets.splice(0)) socket.destroy();
+  for (const raw of logins.splice(0)) raw.destroyAll();
   for (const proxy of proxies.splice(0)) await proxy.close({ timeoutMs: 200 });
 });
 
@@ -68,63 +58,26 @@ afterAll(async () => {
   await fake?.close();
 });
 
+function raw(proxy: RunningProxy): RawLogins {
+  return logins[proxies.indexOf(proxy)]!;
+}
+
 function open(proxy: RunningProxy, localAddress = "127.0.0.1"): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = netConnect({ port: proxy.port, host: "127.0.0.1", localAddress }, () => resolve(socket));
-    socket.once("error", reject);
-    socket.on("error", () => undefined);
-    sockets.push(socket);
-  });
+  return raw(proxy).open(localAddress);
 }
 
-/** Silent sockets: connected, nothing sent. */
-async function silent(proxy: RunningProxy, count: number, localAddress = "127.0.0.1"): Promise<Socket[]> {
-  const opened: Socket[] = [];
-  for (let i = 0; i < count; i++) opened.push(await open(proxy, localAddress));
-  return opened;
+function silent(proxy: RunningProxy, count: number, localAddress = "127.0.0.1"): Promise<Socket[]> {
+  return raw(proxy).silent(count, localAddress);
 }
 
-type Outcome = "ok" | string;
-
-/**
- * A SCRAM login as `app` on a raw socket from `localAddress`: "ok" at ReadyForQuery, the SQLSTATE
- * of an ErrorResponse, or "closed" when the proxy hung up without one.
- */
-async function login(
+/** A SCRAM login as `app` from `localAddress`. */
+function login(
   proxy: RunningProxy,
   localAddress: string,
   password = PASSWORD,
   withinMs = 20_000,
-): Promise<Outcome> {
-  const socket = await open(proxy, localAddress);
-  const framer = new BackendFramer();
-  const scram = new ScramClient({ password });
-  return new Promise<Outcome>((resolve) => {
-    const timer = setTimeout(() => finish("no answer"), withinMs);
-    const finish = (outcome: Outcome) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(outcome);
-    };
-    socket.on("data", (chunk: Buffer) => {
-      framer.push(chunk);
-      for (let frame = framer.next(); frame !== null; frame = framer.next()) {
-        if (isProtocolFault(frame)) return finish("protocol fault");
-        const message = decodeBackendMessage(frame);
-        if (isProtocolFault(message)) return finish("protocol fault");
-        if (message.type === "AuthenticationSASL")
-          socket.write(encodeSASLInitialResponse({ mechanism: SCRAM_SHA_256, data: scram.clientFirst() }));
-        else if (message.type === "AuthenticationSASLContinue") {
-          const final = scram.serverFirst(message.data);
-          if (!Buffer.isBuffer(final)) return finish("scram failure");
-          socket.write(encodeSASLResponse({ data: final }));
-        } else if (message.type === "ErrorResponse") return finish(message.fields.code ?? "error");
-        else if (message.type === "ReadyForQuery") return finish("ok");
-      }
-    });
-    socket.on("close", () => finish("closed"));
-    socket.write(encodeStartupMessage({ parameters: { user: "app", database: "postgres" } }));
-  });
+): Promise<LoginOutcome> {
+  return raw(proxy).scram({ user: "app", password, localAddress }, withinMs);
 }
 
 function closedWithin(socket: Socket, ms: number): Promise<{ closed: boolean; bytes: Buffer }> {
@@ -172,12 +125,11 @@ describe("login slots under floods (defaults: 100 at most, 20 per address)", () 
     );
     // Give the flood time to be in flight (its failures wait out 250 ms, 500 ms, 1 s ... up to 10 s).
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const others: Outcome[] = [];
+    const others: LoginOutcome[] = [];
     for (let a = 2; a < 12; a++) others.push(await login(proxy, `127.0.0.${a}`));
     expect(others).toEqual(Array.from({ length: 10 }, () => "ok"));
     const outcomes = await flood;
-    const counts = new Map<string, number>();
-    for (const outcome of outcomes) counts.set(outcome, (counts.get(outcome) ?? 0) + 1);
+    const counts = tally(outcomes);
     // Nothing but wrong-password answers and refusals of that address; never a success.
     expect([...counts.keys()].every((code) => code === "28P01" || code === "53300")).toBe(true);
     expect(counts.get("28P01") ?? 0).toBeGreaterThan(0);
