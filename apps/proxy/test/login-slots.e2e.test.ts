@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startOneRegion, type OneRegion } from "./support/one-region.js";
+import { type OneRegion, startOneRegion } from "./support/one-region.js";
 import { type LoginOutcome, RawLogins, tally } from "./support/raw-login.js";
 
 /**
@@ -71,6 +71,8 @@ describe("login slots with verifiers looked up in the home region", () => {
   }, 90_000);
 
   it("still answers an unknown role like a wrong password (28P01), without naming it", async () => {
-    expect(await logins.scram({ user: "nobody", password: PASSWORD, localAddress: "127.0.0.4" })).toBe("28P01");
+    expect(await logins.scram({ user: "nobody", password: PASSWORD, localAddress: "127.0.0.4" })).toBe(
+      "28P01",
+    );
   }, 30_000);
 });
