@@ -164,7 +164,14 @@ describe("a region the health monitor marks down", () => {
     // Three failed probes a second apart, each allowed a second.
     expect(stuck.ms).toBeLessThan(8_000);
     const health = await timed(c, "SHOW HEALTH");
-    expect(JSON.stringify(health.rows)).toMatch(/down/);
+    // Rows are arrays here: region, home, role, endpoint, health, ...
+    const down = (health.rows as unknown[][]).filter((row) => row[4] === "down");
+    expect(down.map((row) => [row[0], row[2]])).toEqual([["us-east", "primary"]]);
+    // The reason is the unanswered probe, named with its timeout.
+    const alerts = await timed(c, "SHOW ALERTS");
+    expect(JSON.stringify(alerts.rows)).toMatch(
+      /region \\"us-east\\" is down: the health monitor marked it down \(health probe of backend \S+ did not answer within 1000 ms\)/,
+    );
     const fast = await timed(c, "SELECT name FROM users WHERE tenant_id = 'bob' AND id = 3");
     expect(fast.error?.code).toMatch(/^08/);
     expect(fast.ms).toBeLessThan(1_000);
