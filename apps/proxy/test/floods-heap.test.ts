@@ -6,7 +6,7 @@ import { encodeStartupMessage } from "@geo/proto";
 import { FakeBackend } from "@geo/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningProxy, startProxy } from "../src/index.js";
-import { txnSection } from "./support/txn-data-dir.js";
+import { oneRegionToml } from "./support/one-region.js";
 
 /**
  * What floods leave in the proxy's heap once collected. Resident memory (floods.e2e) only tells
@@ -68,22 +68,7 @@ async function round(): Promise<void> {
 beforeAll(async () => {
   fake = await FakeBackend.start();
   proxy = await startProxy({
-    config: parseConfig(
-      `[server]
-host = "127.0.0.1"
-port = 0
-max_connections = 4
-
-[[topology.regions]]
-id = "eu"
-home = true
-primary = { host = "127.0.0.1", port = ${fake.port}, database = "postgres", user = "postgres" }
-
-[routing]
-default_placement = { placement = "pinned" }
-${txnSection()}`,
-      "floods-heap.toml",
-    ),
+    config: parseConfig(oneRegionToml(fake.port, "", `max_connections = 4`), "floods-heap.toml"),
     directory: new MemoryDirectory(),
     logLevel: "silent",
     port: 0,

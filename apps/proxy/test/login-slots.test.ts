@@ -4,8 +4,8 @@ import { encodeStartupMessage } from "@geo/proto";
 import { FakeBackend } from "@geo/testkit";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { type RunningProxy, startProxy } from "../src/index.js";
+import { oneRegionToml } from "./support/one-region.js";
 import { type LoginOutcome, RawLogins, tally } from "./support/raw-login.js";
-import { txnSection } from "./support/txn-data-dir.js";
 
 /** Login slots under floods, through real sockets from distinct client addresses (support/raw-login.ts). */
 
@@ -17,24 +17,14 @@ const logins: RawLogins[] = [];
 async function proxyWith(auth = ""): Promise<RunningProxy> {
   fake ??= await FakeBackend.start();
   const config = parseConfig(
-    `[server]
-host = "127.0.0.1"
-port = 0
-
-[[topology.regions]]
-id = "eu"
-home = true
-primary = { host = "127.0.0.1", port = ${fake.port}, database = "postgres", user = "postgres" }
-
-[routing]
-default_placement = { placement = "pinned" }
-
-[auth]
+    oneRegionToml(
+      fake.port,
+      `[auth]
 method = "scram-sha-256"
 lookup = false
 users = [{ name = "app", password = "${PASSWORD}" }]
-${auth}
-${txnSection()}`,
+${auth}`,
+    ),
     "slots.toml",
   );
   const proxy = await startProxy({

@@ -6,29 +6,14 @@ import { FakeBackend } from "@geo/testkit";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningProxy, startProxy } from "../src/index.js";
-import { txnSection } from "./support/txn-data-dir.js";
+import { oneRegionToml } from "./support/one-region.js";
 
 let fake: FakeBackend;
 let proxy: RunningProxy;
 
 beforeAll(async () => {
   fake = await FakeBackend.start();
-  const config = parseConfig(
-    `[server]
-host = "127.0.0.1"
-port = 0
-max_connections = 2
-
-[[topology.regions]]
-id = "eu"
-home = true
-primary = { host = "127.0.0.1", port = ${fake.port}, database = "postgres", user = "postgres" }
-
-[routing]
-default_placement = { placement = "pinned" }
-${txnSection()}`,
-    "refused.toml",
-  );
+  const config = parseConfig(oneRegionToml(fake.port, "", `max_connections = 2`), "refused.toml");
   proxy = await startProxy({
     config,
     directory: new MemoryDirectory(),

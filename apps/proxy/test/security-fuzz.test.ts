@@ -17,7 +17,7 @@ import fc from "fast-check";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningProxy, startProxy } from "../src/index.js";
-import { txnSection } from "./support/txn-data-dir.js";
+import { oneRegionToml } from "./support/one-region.js";
 
 /** GEO_FUZZ_RUNS=5000 for a longer run on demand; CI runs the default. */
 const RUNS = Number(process.env.GEO_FUZZ_RUNS ?? 120);
@@ -31,26 +31,16 @@ let proxy: RunningProxy;
 beforeAll(async () => {
   fake = await FakeBackend.start();
   const config = parseConfig(
-    `[server]
-host = "127.0.0.1"
-port = 0
-
-[[topology.regions]]
-id = "eu"
-home = true
-primary = { host = "127.0.0.1", port = ${fake.port}, database = "postgres", user = "postgres" }
-
-[routing]
-default_placement = { placement = "pinned" }
-
-[auth]
+    oneRegionToml(
+      fake.port,
+      `[auth]
 method = "scram-sha-256"
 lookup = false
 users = [{ name = "app", password = "app-secret" }]
 failure_delay_ms = 0
 timeout_ms = ${LOGIN_TIMEOUT_MS}
-max_unauthenticated = ${MAX_UNAUTHENTICATED}
-${txnSection()}`,
+max_unauthenticated = ${MAX_UNAUTHENTICATED}`,
+    ),
     "fuzz.toml",
   );
   proxy = await startProxy({

@@ -12,11 +12,15 @@ export interface OneRegion {
   close(): Promise<void>;
 }
 
-/** The geoproxy TOML of a one-region deployment in front of `port` (`extra` is appended). */
-export function oneRegionToml(port: number, extra = ""): string {
+/**
+ * The geoproxy TOML of a one-region deployment in front of `port`: `server` holds more `[server]`
+ * lines, `extra` more sections, appended.
+ */
+export function oneRegionToml(port: number, extra = "", server = ""): string {
   return `[server]
 host = "127.0.0.1"
 port = 0
+${server}
 
 [[topology.regions]]
 id = "only"
