@@ -1,11 +1,11 @@
-import { connect as netConnect, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { MemoryDirectory, parseConfig } from "@geo/core";
-import { encodeStartupMessage } from "@geo/proto";
 import { FakeBackend } from "@geo/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningProxy, startProxy } from "../src/index.js";
+import { flood, openSending, startupBytes } from "./support/flood.js";
 import { oneRegionToml } from "./support/one-region.js";
 
 /**
@@ -32,22 +32,8 @@ function liveHeapMiB(): number {
   return process.memoryUsage().heapUsed / 1048576;
 }
 
-const startup = (): Buffer =>
-  encodeStartupMessage({ parameters: { user: "postgres", database: "postgres" } });
-
-/** A socket that has sent `bytes` (nothing when empty). */
-function open(bytes: Buffer): Promise<Socket> {
-  return new Promise((resolve) => {
-    const socket = netConnect(proxy.port, "127.0.0.1", () => {
-      if (bytes.length === 0) resolve(socket);
-      else socket.write(bytes, () => resolve(socket));
-    });
-    socket.on("error", () => resolve(socket));
-  });
-}
-
 const floods: readonly (() => Buffer)[] = [
-  startup, // refused: every session slot is taken
+  startupBytes, // refused: every session slot is taken
   () => Buffer.alloc(0), // silent before login
   () => Buffer.from([0x7f, 0xff, 0xff, 0xff, 0, 3, 0, 0]), // a length past any limit
   () => Buffer.from(Array.from({ length: 64 }, () => Math.floor(Math.random() * 256))),
@@ -55,9 +41,7 @@ const floods: readonly (() => Buffer)[] = [
 
 async function round(): Promise<void> {
   for (const bytes of floods) {
-    const sockets: Socket[] = [];
-    for (let i = 0; i < FLOOD; i += WAVE)
-      sockets.push(...(await Promise.all(Array.from({ length: WAVE }, () => open(bytes())))));
+    const sockets = await flood(proxy.port, FLOOD, WAVE, bytes);
     await new Promise((resolve) => setTimeout(resolve, 300));
     for (const socket of sockets) socket.destroy();
   }
@@ -74,7 +58,7 @@ beforeAll(async () => {
     port: 0,
     shutdownTimeoutMs: 300,
   });
-  for (let i = 0; i < 4; i++) held.push(await open(startup()));
+  for (let i = 0; i < 4; i++) held.push(await openSending(proxy.port, startupBytes()));
 });
 
 afterAll(async () => {

@@ -1,13 +1,12 @@
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { connect as netConnect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { encodeStartupMessage } from "@geo/proto";
 import { type PgCluster, startCluster } from "@geo/testkit";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { flood, garbageBytes, startupBytes } from "./support/flood.js";
 import { launchProxy, type ProxyChild } from "./support/proxy-child.js";
 
 /**
@@ -60,26 +59,6 @@ async function session(): Promise<pg.Client> {
   return c;
 }
 
-/** Opens a socket, sends `bytes` (nothing when empty) and resolves once the bytes are written. */
-function open(bytes: Buffer): Promise<Socket> {
-  return new Promise((resolve) => {
-    const socket = netConnect(proxy.port, "127.0.0.1", () => {
-      if (bytes.length === 0) resolve(socket);
-      else socket.write(bytes, () => resolve(socket));
-    });
-    socket.on("error", () => resolve(socket));
-  });
-}
-
-/** `FLOOD` connections sending `bytes`, `WAVE` at a time; the client ends stay open. */
-async function flood(bytes: () => Buffer): Promise<Socket[]> {
-  const sockets: Socket[] = [];
-  for (let i = 0; i < FLOOD; i += WAVE) {
-    sockets.push(...(await Promise.all(Array.from({ length: WAVE }, () => open(bytes())))));
-  }
-  return sockets;
-}
-
 /** Polls the proxy's descriptors until at most `limit` (or 15 s pass); returns the last count. */
 async function settlesTo(limit: number): Promise<number> {
   const deadline = Date.now() + 15_000;
@@ -89,20 +68,6 @@ async function settlesTo(limit: number): Promise<number> {
     count = proxy.descriptors();
   }
   return count;
-}
-
-const startup = (): Buffer =>
-  encodeStartupMessage({ parameters: { user: "postgres", database: "postgres" } });
-
-/** Junk of a few kinds: a length past any limit, a length below 4, an unknown protocol, random bytes. */
-function garbage(): Buffer {
-  const kinds = [
-    Buffer.from([0x7f, 0xff, 0xff, 0xff, 0, 3, 0, 0]),
-    Buffer.from([0, 0, 0, 2]),
-    Buffer.from([0, 0, 0, 8, 0, 9, 0, 9]),
-    Buffer.from(Array.from({ length: 64 }, () => Math.floor(Math.random() * 256))),
-  ];
-  return kinds[Math.floor(Math.random() * kinds.length)]!;
 }
 
 /**
@@ -122,9 +87,9 @@ describe(`floods of ${FLOOD} connections`, () => {
     const rssBefore = proxy.residentMiB();
 
     const floods = [
-      ["refused for max_connections", startup],
+      ["refused for max_connections", startupBytes],
       ["silent before login", () => Buffer.alloc(0)],
-      ["garbage", garbage],
+      ["garbage", garbageBytes],
     ] as const;
     // Two rounds: the first grows the heap to what floods need, a leak shows as the second
     // growing it again.
@@ -132,7 +97,7 @@ describe(`floods of ${FLOOD} connections`, () => {
     for (let round = 1; round <= 2; round++) {
       for (const [name, bytes] of floods) {
         const started = Date.now();
-        const sockets = await flood(bytes);
+        const sockets = await flood(proxy.port, FLOOD, WAVE, bytes);
         const peak = proxy.descriptors();
         // The client ends are still open: whatever the proxy still holds is its own doing. Silent
         // sockets are held up to the pre-login cap (max_unauthenticated, 100) until their timeout.
