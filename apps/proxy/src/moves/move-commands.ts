@@ -3,7 +3,6 @@ import {
   encodeCommandComplete,
   encodeDataRow,
   encodeNoticeResponse,
-  encodeRowDescription,
   PgError,
   Severity,
   SqlState,
@@ -11,6 +10,7 @@ import {
 import type { Analysis } from "@geo/sql";
 import { parseRebalance } from "../console/rebalance.js";
 import { MOVE_COLUMNS, parseRelocate } from "../console/relocate.js";
+import { textRowDescription } from "../console/text-row-description.js";
 import type { DirectoryStore } from "../directory/directory-store.js";
 import type { RegionRunner } from "../directory/region-runner.js";
 import type { StatementMode } from "../engine/statement-mode.js";
@@ -152,19 +152,7 @@ function rowOf(row: MovedTable): string[] {
  * notices sent while the command ran.
  */
 function answerBytes(rows: readonly string[][], tag: string): Buffer {
-  const parts = [
-    encodeRowDescription({
-      fields: MOVE_COLUMNS.map((name) => ({
-        name,
-        tableOid: 0,
-        columnAttr: 0,
-        typeOid: 25,
-        typeSize: -1,
-        typeModifier: -1,
-        format: 0,
-      })),
-    }),
-  ];
+  const parts = [textRowDescription(MOVE_COLUMNS)];
   for (const row of rows) parts.push(encodeDataRow({ values: row.map((value) => Buffer.from(value)) }));
   parts.push(encodeCommandComplete({ tag }));
   return Buffer.concat(parts);

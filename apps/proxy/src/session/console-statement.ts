@@ -1,6 +1,7 @@
-import { encodeCommandComplete, encodeDataRow, encodeRowDescription, PgError } from "@geo/proto";
+import { encodeCommandComplete, encodeDataRow, PgError } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
 import { runConsoleCommand } from "../console/index.js";
+import { textRowDescription } from "../console/text-row-description.js";
 import type { SessionPort } from "../engine/session-port.js";
 import type { StatementMode } from "../engine/statement-mode.js";
 import { boundExecute } from "./sql-prepared.js";
@@ -34,19 +35,4 @@ export function runConsole(
 export function consoleDescription(session: SessionPort, analysis: Analysis): Buffer | null {
   const result = runConsoleCommand(analysis.text, session.runtime.consoleContext(session.user));
   return result instanceof PgError ? null : textRowDescription(result.columns);
-}
-
-/** Console answers are text columns, as PostgreSQL describes `text`. */
-function textRowDescription(columns: readonly string[]): Buffer {
-  return encodeRowDescription({
-    fields: columns.map((name) => ({
-      name,
-      tableOid: 0,
-      columnAttr: 0,
-      typeOid: 25,
-      typeSize: -1,
-      typeModifier: -1,
-      format: 0,
-    })),
-  });
 }
