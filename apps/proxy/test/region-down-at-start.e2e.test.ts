@@ -76,10 +76,14 @@ describe("a proxy started while a region is down", () => {
   let adminUrl: string;
 
   beforeAll(async () => {
+    // A sequence made on the server, not striped: read only once the region answers again.
+    await regions.direct["us-east"].query("CREATE TABLE tickets (tenant_id text NOT NULL, id bigserial)");
     // "fast": the testkit's servers do not wait for WAL at commit, so a crash could lose the rows.
     await regions.cluster.stopServer(US_EAST, "fast");
     proxy = await startProxy({
-      config: configWith("\n[admin]\nport = 0\n"),
+      config: configWith(
+        '\n[admin]\nport = 0\n\n[[tables]]\ntable = "tickets"\nplacement = "geo_partitioned"\nkey = "tenant_id"\nids = "striped"\n',
+      ),
       directory: new MemoryDirectory(directoryEntries()),
       logger: capturingLogger(),
       port: 0,
@@ -90,6 +94,7 @@ describe("a proxy started while a region is down", () => {
 
   afterAll(async () => {
     await proxy?.close({ timeoutMs: 200 });
+    await regions.direct["us-east"].query("DROP TABLE IF EXISTS tickets").catch(() => undefined);
   });
 
   it("starts, and logs the down region with its error", () => {
@@ -146,6 +151,9 @@ describe("a proxy started while a region is down", () => {
       ["eu-west", "up"],
       ["us-east", "down"],
     ]);
+    // Its sequences could not be read yet.
+    const alerts = await c.query<{ name: string }>("SHOW ALERTS");
+    expect(alerts.rows.filter((row) => row.name === "sequence_ids_collide")).toEqual([]);
     await c.end();
     const snapshot = (await (await fetch(`${adminUrl}/snapshot`)).json()) as ProxySnapshot;
     const region = snapshot.regions.find((r) => r.id === "us-east");
@@ -180,6 +188,11 @@ describe("a proxy started while a region is down", () => {
     expect(
       logLines.some((entry) => entry["region"] === "us-east" && String(entry["msg"]).includes("picked up")),
     ).toBe(true);
+    // Its sequences were read when it was picked up: the unstriped one is an alert now.
+    const alerts = await c.query<{ name: string; subject: string; message: string }>("SHOW ALERTS");
+    const collide = alerts.rows.filter((row) => row.name === "sequence_ids_collide");
+    expect(collide.map((row) => row.subject)).toEqual(["us-east/tickets.id"]);
+    expect(collide[0]?.message).toContain("steps by 1 from 1, not by 3 from 2");
     await c.end();
   }, 60_000);
 });

@@ -212,7 +212,10 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     pools,
     log,
     intervalMs: config.routing.healthIntervalMs ?? DEFAULTS.routing.healthIntervalMs,
-    onReachable: (region) => catchUpRegion(region, txn, storeClaim, moves),
+    onReachable: async (region) => {
+      await catchUpRegion(region, txn, storeClaim, moves);
+      await catalog.sequenceIds.check([region], config.pool.connectTimeoutMs);
+    },
   });
   late.start(down.map((probe) => probe.region));
 
@@ -346,7 +349,7 @@ function delay(ms: number): Promise<void> {
 /**
  * What a region down at start missed, run once it answers: the node and directory claims there,
  * recovery of what a previous run left prepared there and, with `[directory_store]`, its directory
- * table. Throws, to be retried, while it fails.
+ * table (its sequences are checked after it). Throws, to be retried, while it fails.
  */
 async function catchUpRegion(region: string, txn: TxnService, claim?: RunningStoreClaim, moves?: Moves) {
   // Claimed first: nothing is recovered there, for statements or moves, without the claim.

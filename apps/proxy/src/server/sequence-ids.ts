@@ -24,7 +24,8 @@ const OWNED_SEQUENCES_SQL = `SELECT n.nspname, t.relname, a.attname, s.seqincrem
  * unless its ids are striped, and then each region's sequence must step by the number of regions
  * from its own place (docs/ids.md). Each column found otherwise is a `sequence_ids_collide` alert
  * (subject `region/table.column`) and a warning in the log, so a sequence made directly on a
- * server, before the table was configured, or before a region was added, is not silent.
+ * server, before the table was configured, or before a region was added, is not silent. A region
+ * down at start is read when it answers again (server/late-regions.ts).
  */
 export class SequenceIds {
   #facts: Fact[] = [];
@@ -35,6 +36,7 @@ export class SequenceIds {
     private readonly log: Logger,
   ) {}
 
+  /** Reads the sequences of `regions`, replacing what was known of those regions. */
   async check(regions: readonly string[], timeoutMs: number): Promise<void> {
     const facts: Fact[] = [];
     const order = this.topology.regions.map((region) => region.id);
@@ -70,7 +72,13 @@ export class SequenceIds {
         }
       }),
     );
-    this.#facts = facts.sort((a, b) => (a.subject < b.subject ? -1 : a.subject > b.subject ? 1 : 0));
+    // The regions read replace what was known of them; the others' facts stand.
+    const kept = this.#facts.filter(
+      (fact) => !regions.includes(fact.subject.slice(0, fact.subject.indexOf("/"))),
+    );
+    this.#facts = [...kept, ...facts].sort((a, b) =>
+      a.subject < b.subject ? -1 : a.subject > b.subject ? 1 : 0,
+    );
   }
 
   facts(): Fact[] {
