@@ -269,6 +269,17 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
   "proxy.noDirectoryStore": [["RELOCATE"]],
   "proxy.unknownRegion": [["mars", ["eu", "us"]]],
   "proxy.moveInTransaction": [["RELOCATE"]],
+  "proxy.restripeNeedsStripedTable": [
+    ["nowhere", undefined],
+    ["notes", "geo_partitioned"],
+    ["currencies", "global_replicated"],
+  ],
+  "proxy.restripeRegionFailed": [
+    ["us-east", boom],
+    { args: ["us-east", regionError("42501", "must be owner of sequence tickets_id_seq")], passesOn: true },
+  ],
+  "proxy.restripeIncomplete": [["ap-south", ["eu-west", "us-east"], boom]],
+  "proxy.restripePastMaximum": [["eu-west", "public.tickets_id_seq", 2147483650n, 2147483647n]],
   "proxy.outsideForeignKey": [["reviews", "users", "us"]],
   "proxy.countMismatch": [["orders", "deleted", 10, 9]],
   "proxy.moveLockTimeout": [["a transaction holds the key's tables", 5000]],

@@ -35,6 +35,7 @@ describe("reading console commands", () => {
       "rebalance",
       "drain",
       "undrain",
+      "restripe",
       "show-peers",
     ]);
   });
@@ -127,7 +128,7 @@ describe("reading console commands", () => {
 
   it("tells the analyzer which commands change the proxy's state", () => {
     const changing = CONSOLE_REGISTRY.filter((entry) => entry.changesProxyState).map((entry) => entry.words);
-    expect(changing).toEqual(["RELOCATE", "REBALANCE", "DRAIN", "UNDRAIN"]);
+    expect(changing).toEqual(["RELOCATE", "REBALANCE", "DRAIN", "UNDRAIN", "RESTRIPE"]);
     expect(proxyConsoleReader.read("RELOCATE alice TO 'us-east'")).toEqual({
       command: "relocate",
       argument: "alice TO 'us-east'",

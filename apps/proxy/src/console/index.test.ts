@@ -38,6 +38,7 @@ describe("runConsoleCommand", () => {
       "REBALANCE <region> TO <region> LIMIT <n> [BATCH <m>]",
       "DRAIN <host:port>",
       "UNDRAIN <host:port>",
+      "RESTRIPE <table>",
     ]);
   });
 });

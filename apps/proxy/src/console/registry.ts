@@ -2,6 +2,7 @@ import type { ConsoleHandler } from "./console-command.js";
 import { drain, undrain } from "./drain.js";
 import { rebalance } from "./rebalance.js";
 import { relocate } from "./relocate.js";
+import { restripe } from "./restripe.js";
 import { route } from "./route.js";
 import { showAlerts } from "./show-alerts.js";
 import { showClients } from "./show-clients.js";
@@ -68,6 +69,7 @@ export const CONSOLE_REGISTRY: readonly ConsoleCommandEntry[] = [
   entry("REBALANCE", rebalance, "changes proxy state"),
   entry("DRAIN", drain, "changes proxy state"),
   entry("UNDRAIN", undrain, "changes proxy state"),
+  entry("RESTRIPE", restripe, "changes proxy state"),
   // The specification's peer list; recognised so that it is refused as not available here,
   // rather than sent to PostgreSQL as a setting called "peers".
   entry("SHOW PEERS", undefined),

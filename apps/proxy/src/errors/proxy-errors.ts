@@ -4,6 +4,7 @@ import { moveNeedsSimpleQuery } from "../console/relocate.js";
 import * as copyInErrors from "../copy/copy-errors.js";
 import * as copyErrors from "../distributed/copy-errors.js";
 import * as txnErrors from "../distributed/txn-errors.js";
+import * as restripeErrors from "../ids/restripe-errors.js";
 import * as maintenanceErrors from "../maintenance/maintenance-errors.js";
 import * as moveErrors from "../moves/move-errors.js";
 import * as replicaErrors from "../replicas/replica-errors.js";
@@ -27,6 +28,7 @@ export const PROXY_ERROR_MODULES = {
   "copy/copy-errors.ts": copyInErrors,
   "distributed/copy-errors.ts": copyErrors,
   "distributed/txn-errors.ts": txnErrors,
+  "ids/restripe-errors.ts": restripeErrors,
   "maintenance/maintenance-errors.ts": maintenanceErrors,
   "moves/move-errors.ts": moveErrors,
   "replicas/replica-errors.ts": replicaErrors,
@@ -50,6 +52,7 @@ export const PROXY_ERRORS = {
   ...copyInErrors,
   ...copyErrors,
   ...txnErrors,
+  ...restripeErrors,
   ...maintenanceErrors,
   ...moveErrors,
   ...replicaErrors,

@@ -18,7 +18,8 @@ import {
 } from "../auth/security.js";
 import { proxyConsoleReader } from "../console/console-reader.js";
 import type { ConsoleContext } from "../console/context.js";
-import { openStoreClaim, type RunningStoreClaim } from "../directory/store-claim.js";
+import { RegionRunner } from "../directory/region-runner.js";
+import { openStoreClaim } from "../directory/store-claim.js";
 import { TxnService } from "../distributed/txn-service.js";
 import { shuttingDown, tooManyClients } from "../errors/catalog.js";
 import { RegionPools } from "../executor/region-pools.js";
@@ -30,6 +31,7 @@ import { Router } from "../routing/router.js";
 import { Session } from "../session/session.js";
 import { CancelRegistry } from "./cancel-registry.js";
 import { CatalogReads } from "./catalog-reads.js";
+import { catchUpRegion } from "./catch-up-region.js";
 import { LateRegions } from "./late-regions.js";
 import { refuseSocket } from "./refuse-socket.js";
 import { RegionCollations } from "./region-collations.js";
@@ -212,10 +214,14 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     pools,
     log,
     intervalMs: config.routing.healthIntervalMs ?? DEFAULTS.routing.healthIntervalMs,
-    onReachable: async (region) => {
-      await catchUpRegion(region, txn, storeClaim, moves);
-      await catalog.sequenceIds.check([region], config.pool.connectTimeoutMs);
-    },
+    onReachable: (region) =>
+      catchUpRegion(region, {
+        txn,
+        claim: storeClaim,
+        moves,
+        sequenceIds: catalog.sequenceIds,
+        timeoutMs: config.pool.connectTimeoutMs,
+      }),
   });
   late.start(down.map((probe) => probe.region));
 
@@ -231,6 +237,13 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     homeParameters,
     collations,
     schemaDrift: catalog.schemaDrift,
+    restripe: {
+      config,
+      topology,
+      runner: new RegionRunner(topology, pools),
+      sequenceIds: catalog.sequenceIds,
+      timeoutMs: config.pool.connectTimeoutMs,
+    },
     nextSequence: () => ++sequence,
     consoleContext: (user: string, clientAddress?: string): ConsoleContext => ({
       config,
@@ -344,22 +357,6 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
-
-/**
- * What a region down at start missed, run once it answers: the node and directory claims there,
- * recovery of what a previous run left prepared there and, with `[directory_store]`, its directory
- * table (its sequences are checked after it). Throws, to be retried, while it fails.
- */
-async function catchUpRegion(region: string, txn: TxnService, claim?: RunningStoreClaim, moves?: Moves) {
-  // Claimed first: nothing is recovered there, for statements or moves, without the claim.
-  const claimed = await txn.claim.take(region);
-  if (claimed.state !== "held") throw claimed.error;
-  await claim?.take(region);
-  await moves?.regionReachable(region);
-  const report = await txn.recoverNow();
-  const failed = report?.failures.find((failure) => failure.region === region);
-  if (failed !== undefined) throw failed.error;
 }
 
 /**

@@ -2,6 +2,7 @@ import type { GeoConfig } from "@geo/core";
 import type { ConsoleContext } from "../console/context.js";
 import type { TxnService } from "../distributed/txn-service.js";
 import type { RegionPools } from "../executor/region-pools.js";
+import type { RestripeContext } from "../ids/restripe-command.js";
 import type { Logger } from "../log.js";
 import type { Moves } from "../moves/moves.js";
 import type { Observability } from "../observability/observability.js";
@@ -34,6 +35,8 @@ export interface ProxyRuntime {
   readonly txn: TxnService;
   /** The directory in PostgreSQL, holds and moves: present with a `[directory_store]` section. */
   readonly moves?: Moves | undefined;
+  /** What the operator command RESTRIPE runs with (docs/ids.md). */
+  readonly restripe: RestripeContext;
   /** Health probes and replica pools: present when the topology lists a replica (docs/replicas.md). */
   readonly replicas?: ReplicaService | undefined;
   /** True once shutdown began: idle sessions close, new ones are refused. */

@@ -63,9 +63,9 @@ export class SequenceIds {
           const place = order.indexOf(id) + 1;
           let message: string | undefined;
           if (policy.ids !== "striped")
-            message = `column ${name} of geo-partitioned table ${policy.table} takes ids from a sequence in ${id}: every region's copy hands out the same ids (set ids = "striped" and restripe, or use uuid ids; docs/ids.md)`;
+            message = `column ${name} of geo-partitioned table ${policy.table} takes ids from a sequence in ${id}: every region's copy hands out the same ids (set ids = "striped" and run RESTRIPE ${policy.table}, or use uuid ids; docs/ids.md)`;
           else if (Number(step) !== order.length || Number(start) !== place)
-            message = `the sequence of ${name} in ${id} steps by ${step} from ${start}, not by ${order.length} from ${place}: its ids may collide with another region's (ALTER SEQUENCE ... INCREMENT BY ${order.length} START WITH ${place} RESTART WITH a value above the highest id in use; docs/ids.md)`;
+            message = `the sequence of ${name} in ${id} steps by ${step} from ${start}, not by ${order.length} from ${place}: its ids may collide with another region's (run RESTRIPE ${policy.table}; docs/ids.md)`;
           if (message === undefined) continue;
           this.log.warn({ region: id, table: policy.table, column }, message);
           facts.push({ name: "sequence_ids_collide", subject: `${id}/${name}`, message });

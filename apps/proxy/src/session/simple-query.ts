@@ -16,6 +16,7 @@ import type { SessionPort } from "../engine/session-port.js";
 import type { StatementMode } from "../engine/statement-mode.js";
 import { runTransactionControl } from "../engine/transaction-control.js";
 import { cursorOutsideBlock } from "../errors/catalog.js";
+import { runRestripeCommand } from "../ids/restripe-command.js";
 import type { Admission } from "../moves/moves.js";
 import type { Route } from "../routing/router.js";
 import { unqualifiedNames } from "../routing/search-path.js";
@@ -113,6 +114,11 @@ export async function runStatement(
   if (prepared !== null) {
     analysis = prepared;
     queryBytes = null;
+  }
+  if (analysis.console?.command === "restripe") {
+    if (!session.refuseInFailedBlock(analysis, mode))
+      await runRestripeCommand(session.runtime.restripe, session, analysis, mode);
+    return;
   }
   const moves = session.runtime.moves;
   if (moves === undefined) return runAdmitted(session, analysis, mode, queryBytes);
