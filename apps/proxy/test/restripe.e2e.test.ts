@@ -179,3 +179,25 @@ describe("RESTRIPE", () => {
     ]);
   });
 });
+
+describe("RESTRIPE while ids are drawn", () => {
+  it("leaves no two regions with the same id: inserts wait while it holds the sequences", async () => {
+    const writers = await Promise.all(["alice", "bob", "chandra"].map(() => connectAs(proxy.port, "app")));
+    try {
+      const inserting = writers.map(async (writer, i) => {
+        const tenant = ["alice", "bob", "chandra"][i]!;
+        for (let n = 0; n < 30; n++)
+          await writer.query("INSERT INTO tickets (tenant_id) VALUES ($1)", [tenant]);
+      });
+      const restriped = ops.query({ text: "RESTRIPE tickets", rowMode: "array" });
+      await Promise.all([...inserting, restriped]);
+      expect((await restriped).rowCount).toBe(6);
+      const all = await app.query<{ n: number; distinct_ids: number }>(
+        "SELECT count(*)::int AS n, count(DISTINCT id)::int AS distinct_ids FROM tickets WHERE id > 40",
+      );
+      expect(all.rows[0]).toEqual({ n: 96, distinct_ids: 96 });
+    } finally {
+      await Promise.all(writers.map((writer) => writer.end()));
+    }
+  });
+});
