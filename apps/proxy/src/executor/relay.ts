@@ -282,6 +282,7 @@ export class Relay {
       // The client's own COPY FROM, allowed through to one region: its data goes to this leg
       // until CopyDone or CopyFail. Any other (one hidden from the analysis) is failed here.
       if (unit.mode === "relay" && this.onCopyIn !== null) {
+        unit.inspect?.(frame);
         this.send(frame.bytes, leg);
         this.flush();
         this.onCopyIn(leg);

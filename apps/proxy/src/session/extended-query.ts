@@ -7,7 +7,7 @@ import type { ClientStatement } from "./extended/client-statement.js";
 import { closeMessage } from "./extended/close-message.js";
 import { describeMessage } from "./extended/describe-message.js";
 import { executeMessage } from "./extended/execute-message.js";
-import type { ExtendedState } from "./extended/extended-state.js";
+import type { CopyFromExecute, ExtendedState } from "./extended/extended-state.js";
 import { parseMessage } from "./extended/parse-message.js";
 import type { Portal } from "./extended/portal.js";
 import { closeOwnCopy } from "./extended/statement-cache.js";
@@ -40,6 +40,7 @@ export class ExtendedQuery implements ExtendedState, ExtendedBatch {
   errorsAtBatchStart = 0;
   unnamed: { leg: Leg; statement: ClientStatement; writeCount: number } | null = null;
   aborting: Promise<void> | null = null;
+  copyFrom: CopyFromExecute | null = null;
 
   constructor(private readonly session: SessionPort) {}
 

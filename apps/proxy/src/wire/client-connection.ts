@@ -64,6 +64,11 @@ export class ClientConnection {
   private copyIn: CopySink | null = null;
   /** The backend connection behind `copyIn`, when the COPY went to one region. */
   private copyLeg: Leg | null = null;
+  /**
+   * CopyDone and CopyFail messages passed on so far: whether one came between two points of the
+   * client's stream (a Sync sent before it was sent during copy-in mode).
+   */
+  copyEnds = 0;
   private readonly framer: FrontendFramer;
   private readonly inbox: Frame[] = [];
   private processing = false;
@@ -201,6 +206,7 @@ export class ClientConnection {
     if (frame.code !== FrontendCode.CopyData) {
       this.copyIn = null;
       this.copyLeg = null;
+      this.copyEnds++;
     }
     const wait = sink.take(frame);
     if (wait !== null && !this.socket.isPaused()) {

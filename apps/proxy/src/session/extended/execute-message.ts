@@ -1,4 +1,5 @@
-import { type Frame, Messages } from "@geo/proto";
+import { BackendCode, type Frame, Messages } from "@geo/proto";
+import { type Analysis, copyStatement } from "@geo/sql";
 import type { SessionPort } from "../../engine/session-port.js";
 import { runTransactionControl } from "../../engine/transaction-control.js";
 import { runConsole } from "../console-statement.js";
@@ -49,15 +50,40 @@ export async function executeMessage(
   const leg = await session.activate(portal.leg);
   if (session.log.isLevelEnabled("debug"))
     session.log.debug({ region: leg.region, sql: analysis.text }, "execute");
+  // A COPY FROM STDIN: the Sync behind it waits to learn whether the backend entered copy-in.
+  let entered: ((yes: boolean) => void) | undefined;
+  if (isCopyFromStdin(analysis)) {
+    const copyEndsAtExecute = session.client.copyEnds;
+    state.copyFrom = { copyEndsAtExecute, entered: new Promise((resolve) => (entered = resolve)) };
+  }
+  const tell = entered;
   session.relay.expect({
     leg,
     kind: "execute",
     mode: "relay",
+    inspect:
+      tell === undefined
+        ? undefined
+        : (reply) => {
+            if (reply.code === BackendCode.CopyInResponse) tell(true);
+          },
+    skipped: tell === undefined ? undefined : () => tell(false),
     done: (unit) => {
+      tell?.(false);
       if (!unit.failed) session.recordEffects(leg, [analysis]);
     },
   });
   leg.write(frame.bytes);
+}
+
+function isCopyFromStdin(analysis: Analysis): boolean {
+  if (analysis.kind !== "copy") return false;
+  try {
+    const spec = copyStatement(analysis.text);
+    return spec?.from === true && spec.target === "stdio";
+  } catch {
+    return false;
+  }
 }
 
 /** An Execute's row limit (0: all rows), after its portal name. */

@@ -33,4 +33,18 @@ export interface ExtendedState {
   unnamed: { leg: Leg; statement: ClientStatement; writeCount: number } | null;
   /** The abort of the current batch, which must be written before its Sync. */
   aborting: Promise<void> | null;
+  /** The batch's last Execute of a COPY FROM STDIN relayed to one backend (execute-message.ts). */
+  copyFrom: CopyFromExecute | null;
+}
+
+/**
+ * A COPY FROM STDIN executed through the extended protocol. PostgreSQL ignores Sync (and Flush)
+ * while in copy-in mode, so a Sync the client sent behind the Execute but before its CopyDone or
+ * CopyFail must not be answered: the backend never answers it.
+ */
+export interface CopyFromExecute {
+  /** The client's `copyEnds` when the Execute was handled. */
+  readonly copyEndsAtExecute: number;
+  /** True once the backend entered copy-in mode; false if the Execute failed (or was skipped) instead. */
+  readonly entered: Promise<boolean>;
 }

@@ -8,6 +8,14 @@ import type { ExtendedState } from "./extended-state.js";
  * not, inside a block); the client gets one ReadyForQuery with the session's status.
  */
 export async function syncMessage(session: SessionPort, state: ExtendedState): Promise<void> {
+  const copyFrom = state.copyFrom;
+  if (copyFrom !== null) {
+    // Sent before the COPY's CopyDone or CopyFail: if the backend is in copy-in mode it ignores
+    // this Sync, and so does the proxy (the client's next Sync, after its CopyDone, is answered).
+    const beforeCopyEnd = session.client.copyEnds === copyFrom.copyEndsAtExecute;
+    if (beforeCopyEnd && (await copyFrom.entered)) return;
+    state.copyFrom = null;
+  }
   if (state.aborting !== null) {
     await state.aborting;
     state.aborting = null;
