@@ -6,7 +6,7 @@ import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { REGIONS, type RegionName, regionsToml } from "./support/fake-regions.js";
 import { connectDirect, MOVE_SCHEMA } from "./support/move-regions.js";
-import { ProxyChild } from "./support/proxy-process.js";
+import { ProxyChild } from "./support/proxy-child.js";
 
 // Proxies as real processes over three real servers: a proxy whose directory changes (a
 // [directory_store]) must be the only one routing its geo-partitioned tables, since nothing tells
@@ -88,7 +88,7 @@ async function claimSessions(region: RegionName, node: string): Promise<number> 
 describe("one proxy per directory store", () => {
   it("refuses a second proxy over the same directory store, naming the table, each region, the holder and why", async () => {
     const first = await launch("first", "");
-    const port = await first.port();
+    const port = await first.listening();
     // The same table, spelt schema-qualified.
     const second = await launch("second", 'table = "public.geoproxy_directory"');
     expect(await second.exitCode()).toBe(69);
@@ -109,7 +109,7 @@ describe("one proxy per directory store", () => {
 
   it("refuses a second directory store over the same geo-partitioned tables, even in another table", async () => {
     const first = await launch("left", "");
-    await first.port();
+    await first.listening();
     const second = await launch("right", 'table = "other_directory"');
     expect(await second.exitCode()).toBe(69);
     const lines = refusals(second.stderr);
@@ -122,7 +122,7 @@ describe("one proxy per directory store", () => {
 
   it("refuses a proxy with a fixed directory beside one whose directory store moves keys, and the other way round", async () => {
     const store = await launch("mover", "");
-    const storePort = await store.port();
+    const storePort = await store.listening();
     const fixed = await launch("follower");
     expect(await fixed.exitCode()).toBe(69);
     expect(refusals(fixed.stderr)[0]).toMatch(
@@ -132,7 +132,7 @@ describe("one proxy per directory store", () => {
     await store.stop();
 
     const reader = await launch("reader");
-    await reader.port();
+    await reader.listening();
     const late = await launch("mover", "");
     expect(await late.exitCode()).toBe(69);
     expect(refusals(late.stderr)[0]).toMatch(
@@ -143,17 +143,17 @@ describe("one proxy per directory store", () => {
   it("runs several proxies with fixed directories together: none of them changes where keys live", async () => {
     const a = await launch("fixed-a");
     const b = await launch("fixed-b");
-    const [portA, portB] = await Promise.all([a.port(), b.port()]);
+    const [portA, portB] = await Promise.all([a.listening(), b.listening()]);
     expect(await serves(portA, "alice")).toBe(true);
     expect(await serves(portB, "bob")).toBe(true);
   });
 
   it("starts a proxy over the directory store of one killed with SIGKILL: the claim died with its sessions", async () => {
     const first = await launch("doomed", "");
-    await first.port();
+    await first.listening();
     expect(await claimSessions("eu-west", "doomed")).toBe(1);
     await first.kill();
     const next = await launch("heir", "");
-    expect(await serves(await next.port(), "heir-key")).toBe(true);
+    expect(await serves(await next.listening(), "heir-key")).toBe(true);
   });
 });

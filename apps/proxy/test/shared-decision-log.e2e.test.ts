@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { prefixFor } from "../src/distributed/txn-service.js";
 import { regionsToml } from "./support/fake-regions.js";
 import { connectDirect, MOVE_SCHEMA } from "./support/move-regions.js";
-import { ProxyChild } from "./support/proxy-process.js";
+import { ProxyChild } from "./support/proxy-child.js";
 
 // Two proxies (real processes) sharing the table decision log in the home region: each one's
 // recovery settles its own decisions only, never another live proxy's.
@@ -71,7 +71,7 @@ describe("a decision log shared by two proxies", () => {
     // The keeper decided to commit a transaction over eu-west and us-east and committed eu-west's
     // part; us-east's is still prepared. It recovers only at start (its interval is an hour).
     const keeper = await launch("keeper", "recovery_interval_ms = 3600000");
-    await keeper.port();
+    await keeper.listening();
     const gid = new GidFactory(prefixFor("keeper")).next(Date.now() - 60_000);
     await direct["us-east"].query("BEGIN");
     await direct["us-east"].query(
@@ -88,7 +88,7 @@ describe("a decision log shared by two proxies", () => {
       "sweeper",
       "recovery_interval_ms = 200\nrecovery_grace_ms = 300\ndecide_deadline_ms = 200",
     );
-    await sweeper.port();
+    await sweeper.listening();
     await sleep(1_500);
     expect(await pendingDecision(gid)).toBe(true);
     expect(await prepared(gid)).toBe(true);
@@ -96,7 +96,7 @@ describe("a decision log shared by two proxies", () => {
     // The keeper restarts: its recovery reads its decision and commits us-east's part.
     await keeper.stop();
     const again = await launch("keeper", "recovery_interval_ms = 3600000");
-    await again.port();
+    await again.listening();
     for (let i = 0; i < 100 && (await prepared(gid)); i++) await sleep(50);
     expect(await prepared(gid)).toBe(false);
     const rows = await direct["us-east"].query(

@@ -5,20 +5,88 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { KEYS, regionsToml } from "./fake-regions.js";
 
-/** The built command line: a proxy in a process of its own, whose descriptors and exit can be watched. */
+/**
+ * The built command line: these proxies are real processes, so one can be killed with SIGKILL and
+ * its descriptors, memory and exit watched.
+ */
 const CLI = fileURLToPath(new URL("../../dist/cli.js", import.meta.url));
 
-export interface ProxyChild {
+type Outcome =
+  | { readonly listening: number }
+  | { readonly exited: number | null; readonly signal: string | null };
+
+/** `geoproxy serve` in a process of its own, with the given command-line options after `serve`. */
+export class ProxyChild {
   readonly child: ChildProcess;
   readonly pid: number;
-  readonly port: number;
+  stderr = "";
+  stdout = "";
+  /** The port it listens on, once `listening()` resolved; 0 before. */
+  port = 0;
   readonly exited: Promise<{ code: number | null; signal: string | null }>;
-  /** Everything it printed so far, both streams. */
-  output(): string;
+  private readonly outcome: Promise<Outcome>;
+
+  constructor(args: readonly string[]) {
+    this.child = spawn(process.execPath, [CLI, "serve", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    this.pid = this.child.pid!;
+    this.exited = new Promise((resolve) =>
+      this.child.once("exit", (code, signal) => resolve({ code, signal })),
+    );
+    this.outcome = new Promise<Outcome>((resolve) => {
+      this.child.stdout!.on("data", (data: Buffer) => {
+        this.stdout += data.toString();
+        const port = /"port":(\d+)[^\n]*"msg":"geoproxy listening"/.exec(this.stdout)?.[1];
+        if (port !== undefined) resolve({ listening: Number(port) });
+      });
+      this.child.stderr!.on("data", (data: Buffer) => {
+        this.stderr += data.toString();
+      });
+      this.child.once("exit", (code, signal) => resolve({ exited: code, signal }));
+    });
+  }
+
+  /** The port once it listens; rejects, with what it printed, if it exits first. */
+  async listening(): Promise<number> {
+    const outcome = await this.outcome;
+    if (!("listening" in outcome))
+      throw new Error(`geoproxy exited with ${outcome.exited}: ${this.output()}`);
+    this.port = outcome.listening;
+    return this.port;
+  }
+
+  /** The exit status, when it exits at start; rejects if it starts listening instead. */
+  async exitCode(): Promise<number | null> {
+    const outcome = await this.outcome;
+    if ("exited" in outcome) return outcome.exited;
+    throw new Error(`geoproxy started on port ${outcome.listening}`);
+  }
+
+  /** Everything it printed so far: standard output, then standard error. */
+  output(): string {
+    return this.stdout + this.stderr;
+  }
+
   /** Descriptors it has open now (sockets, files), from /proc. */
-  descriptors(): number;
+  descriptors(): number {
+    return readdirSync(`/proc/${this.pid}/fd`).length;
+  }
+
   /** Its resident memory now, in MiB. */
-  residentMiB(): number;
+  residentMiB(): number {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${this.pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
+  }
+
+  async kill(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill("SIGKILL");
+    await this.exited;
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill("SIGTERM");
+    await this.exited;
+  }
 }
 
 export interface ProxyChildOptions {
@@ -50,55 +118,17 @@ export async function launchProxy(options: ProxyChildOptions): Promise<ProxyChil
       `[server]\nnode = "${options.node}"\n${options.server ?? ""}`,
     ),
   );
-  const child = spawn(
-    process.execPath,
-    [
-      CLI,
-      "serve",
-      "--config",
-      config,
-      "--directory",
-      directory,
-      "--log-level",
-      "info",
-      ...(options.shutdownTimeoutMs === undefined
-        ? []
-        : ["--shutdown-timeout-ms", String(options.shutdownTimeoutMs)]),
-    ],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let output = "";
-  child.stdout!.on("data", (data: Buffer) => {
-    output += data.toString();
-  });
-  child.stderr!.on("data", (data: Buffer) => {
-    output += data.toString();
-  });
-  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-    child.once("exit", (code, signal) => resolve({ code, signal })),
-  );
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setInterval(() => {
-      const match = /"port":(\d+)[^\n]*"msg":"geoproxy listening"/.exec(output);
-      if (match !== null) {
-        clearInterval(timer);
-        resolve(Number(match[1]));
-      }
-    }, 20);
-    void exited.then(({ code }) => {
-      clearInterval(timer);
-      reject(new Error(`geoproxy exited with ${code}: ${output}`));
-    });
-  });
-  const pid = child.pid!;
-  return {
-    child,
-    pid,
-    port,
-    exited,
-    output: () => output,
-    descriptors: () => readdirSync(`/proc/${pid}/fd`).length,
-    residentMiB: () =>
-      Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024,
-  };
+  const proxy = new ProxyChild([
+    "--config",
+    config,
+    "--directory",
+    directory,
+    "--log-level",
+    "info",
+    ...(options.shutdownTimeoutMs === undefined
+      ? []
+      : ["--shutdown-timeout-ms", String(options.shutdownTimeoutMs)]),
+  ]);
+  await proxy.listening();
+  return proxy;
 }
