@@ -294,7 +294,6 @@ describe("COPY through the extended protocol, rows in several regions", () => {
     const error = PgError.fromFields(
       (messages[1] as Extract<BackendMessage, { type: "ErrorResponse" }>).fields,
     );
-    expect(error.hint).not.toBe("");
-    console.log(`extended COPY TO across regions: ${error.message} (hint: ${error.hint})`);
+    expect(error.hint).toMatch(/simple query/);
   });
 });

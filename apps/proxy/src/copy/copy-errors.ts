@@ -24,6 +24,18 @@ export function copyRowUnroutable(table: string, fault: RowFault): PgError {
   });
 }
 
+/**
+ * COPY ... TO STDOUT of rows in several regions, sent with the extended protocol: the proxy
+ * combines the regions' rows for it only on the simple-query path.
+ */
+export function copyToNeedsSimpleQuery(): PgError {
+  return new PgError({
+    code: SqlState.feature_not_supported,
+    message: "COPY ... TO STDOUT of rows in several regions is answered only when sent as a simple query",
+    hint: "Send the COPY as a simple query (psql's \\copy does), which geoproxy answers as the SELECT it stands for; or constrain it to one key.",
+  });
+}
+
 /** COPY into a geo-partitioned table whose column list leaves the key out. */
 export function copyWithoutKeyColumn(table: string, key: string): PgError {
   return new PgError({

@@ -9,6 +9,8 @@ import {
   PgError,
   protocolViolation,
 } from "@geo/proto";
+import { type Analysis, copyStatement } from "@geo/sql";
+import { copyToNeedsSimpleQuery } from "../../copy/copy-errors.js";
 import { copyBind, DistributedPortal } from "../../distributed/distributed-portal.js";
 import type { SessionPort } from "../../engine/session-port.js";
 import { unknownStatement, unreadableBinaryKey } from "../../errors/catalog.js";
@@ -136,6 +138,10 @@ export async function bindMessage(session: SessionPort, state: ExtendedState, fr
     leg.write(name === "" ? frame.bytes : renameBind(frame.payload, statement.backendNameBytes));
     state.portals.set(portalName, { statement, leg, local: null });
   };
+  if (route.kind === "error" && route.refusal === "copy-across-regions" && isCopyToStdout(analysis)) {
+    // The simple-query path answers it across regions: the hint names that path.
+    route = { ...route, error: copyToNeedsSimpleQuery() };
+  }
   let check: { leg: Leg; outcome: Promise<ShapeCheck> } | null = null;
   await session.runRouted(analysis, route, EXTENDED, (leg) => {
     const name = prepareOn(session, state, leg, statement);
@@ -222,4 +228,13 @@ function renameBind(payload: Buffer, name: Buffer): Buffer {
   header[0] = FrontendCode.Bind;
   header.writeInt32BE(length, 1);
   return Buffer.concat([header, portal, name, rest], length + 1);
+}
+
+function isCopyToStdout(analysis: Analysis): boolean {
+  try {
+    const spec = copyStatement(analysis.text);
+    return spec !== undefined && !spec.from && spec.target === "stdio";
+  } catch {
+    return false;
+  }
 }
