@@ -35,7 +35,7 @@ const COLUMNS = `
   ta   text[],
   PRIMARY KEY (tenant_id, id)`;
 
-const TARGETS = ["typed_bin", "typed_txt", "typed_txt2", "typed_csv", "typed_csv2"] as const;
+const TARGETS = ["typed_bin", "typed_one", "typed_txt", "typed_txt2", "typed_csv", "typed_csv2"] as const;
 const SCHEMA = TARGETS.map((table) => `CREATE TABLE ${table} (${COLUMNS});`).join("\n");
 const TOML = TARGETS.map(
   (table) => `
@@ -203,6 +203,25 @@ describe("COPY FROM STDIN of every common type, split over three regions", () =>
       );
     });
   }
+
+  it("loads a binary COPY of one row with every type into its key's region alone", async () => {
+    for (const [tenant, region] of [
+      ["alice", "eu-west"],
+      ["bob", "us-east"],
+    ] as const) {
+      const one = `SELECT * FROM typed_source WHERE tenant_id = '${tenant}' AND id = 1`;
+      const dump = await copyOut(pair.direct, `COPY (${one}) TO STDOUT (FORMAT binary)`);
+      const loaded = await copyIn(pair.proxied, "COPY typed_one FROM STDIN (FORMAT binary)", dump.data, 2);
+      expect(loaded).toEqual(["CopyInResponse", "CommandComplete COPY 1", "ReadyForQuery I"]);
+      const held = await heldByRegion("typed_one");
+      const source = await rowsOf(regions.reference, `(${one})`);
+      expect(source).toHaveLength(1);
+      expect(held[region].filter((row) => row.key === `${tenant}:1`)).toEqual(source);
+      for (const other of REGIONS)
+        if (other !== region)
+          expect(held[other].filter((row) => row.key.startsWith(`${tenant}:`))).toEqual([]);
+    }
+  });
 
   it("answers COPY TO STDOUT of the loaded rows, in binary, as the source table's", async () => {
     // Through the proxy: the rows of three regions merged in order, written as one server does.
