@@ -3,6 +3,7 @@ import {
   encodeBind,
   encodeCopyData,
   encodeCopyDone,
+  encodeCopyFail,
   encodeExecute,
   encodeFlush,
   encodeParse,
@@ -71,6 +72,7 @@ async function copyFromExtended(
   sql: string,
   data: string,
   order: Order,
+  options: { end?: "done" | "fail"; before?: string; after?: string } = {},
 ): Promise<{ lines: string[]; errors: PgError[] }> {
   const client = await RawClient.connect({
     ...target,
@@ -78,9 +80,14 @@ async function copyFromExtended(
     database: "postgres",
     timeoutMs: 5_000,
   });
-  const copy = Buffer.concat([encodeCopyData({ data: Buffer.from(data) }), encodeCopyDone(), encodeSync()]);
+  const end = options.end === "fail" ? encodeCopyFail({ message: "client gave up" }) : encodeCopyDone();
+  const copy = Buffer.concat([encodeCopyData({ data: Buffer.from(data) }), end, encodeSync()]);
   const messages: BackendMessage[] = [];
   try {
+    if (options.before !== undefined) {
+      client.send(encodeQuery({ sql: options.before }));
+      messages.push(...(await read(client, 1)));
+    }
     switch (order) {
       case "sync-first": {
         // The Sync behind the Execute is ignored in copy-in mode: no ReadyForQuery for it.
@@ -109,7 +116,7 @@ async function copyFromExtended(
         break;
       }
     }
-    client.send(encodeQuery({ sql: "SELECT 1" }));
+    client.send(encodeQuery({ sql: options.after ?? "SELECT 1" }));
     messages.push(...(await read(client, 1)));
   } finally {
     await client.close().catch(() => undefined);
@@ -179,6 +186,52 @@ describe("COPY FROM STDIN through the extended protocol, one region holding the 
     expect(
       await countIn("eu-west", "SELECT count(*)::int AS n FROM eu_audit WHERE action = 'extended-bad'"),
     ).toBe(0);
+  });
+
+  it("answers the client's CopyFail as PostgreSQL does, and loads nothing", async () => {
+    const sql = "COPY eu_audit (tenant_id, action) FROM STDIN";
+    for (const order of orders) {
+      const data = "alice\textended-failed\n";
+      const got = await copyFromExtended(proxyOf(regions.proxy.port), sql, data, order, { end: "fail" });
+      const expected = await copyFromExtended(regions.cluster.servers[0]!, sql, data, order, { end: "fail" });
+      expect(got.lines, order).toEqual(expected.lines);
+      expect(got.errors.map((error) => error.code)).toEqual(["57014"]);
+    }
+    expect(
+      await countIn("eu-west", "SELECT count(*)::int AS n FROM eu_audit WHERE action = 'extended-failed'"),
+    ).toBe(0);
+  });
+
+  it("joins a transaction block: ROLLBACK undoes it, COMMIT keeps it, as on PostgreSQL", async () => {
+    const sql = "COPY eu_audit (tenant_id, action) FROM STDIN";
+    for (const [order, after] of [
+      ["sync-first", "ROLLBACK"],
+      ["all-at-once", "COMMIT"],
+    ] as const) {
+      const action = `extended-block-${after}`;
+      const options = { before: "BEGIN", after };
+      const got = await copyFromExtended(
+        proxyOf(regions.proxy.port),
+        sql,
+        `bob\t${action}\n`,
+        order,
+        options,
+      );
+      const expected = await copyFromExtended(
+        regions.cluster.servers[0]!,
+        sql,
+        `bob\t${action}-direct\n`,
+        order,
+        options,
+      );
+      expect(got.lines, order).toEqual(expected.lines);
+      expect(got.lines).toContain("ReadyForQuery T");
+      await regions.direct["eu-west"].query("DELETE FROM eu_audit WHERE action = $1", [`${action}-direct`]);
+    }
+    const count = (action: string) =>
+      countIn("eu-west", `SELECT count(*)::int AS n FROM eu_audit WHERE action = '${action}'`);
+    expect(await count("extended-block-ROLLBACK")).toBe(0);
+    expect(await count("extended-block-COMMIT")).toBe(1);
   });
 
   it("answers an Execute PostgreSQL refuses before copy-in as PostgreSQL does", async () => {
