@@ -132,6 +132,27 @@ describe("RESTRIPE", () => {
     expect(step.rows).toEqual([{ step: 1 }, { step: 1 }]);
   });
 
+  it("gives up on a region where a transaction that drew an id is still open, and changes nothing anywhere", async () => {
+    const open = regions.direct["us-east"];
+    await open.query("BEGIN");
+    await open.query("INSERT INTO tickets (tenant_id) VALUES ('bob')");
+    try {
+      const started = Date.now();
+      const refused = await failure(ops, "RESTRIPE tickets");
+      expect(refused.code).toBe("55P03");
+      expect(refused.message).toContain("us-east");
+      expect(refused.message).toContain("no sequence was changed");
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      await open.query("ROLLBACK");
+    }
+    // eu-west was held and altered first: rolled back with the rest.
+    const steps = await regions.direct["eu-west"].query(
+      "SELECT increment_by::int AS step FROM pg_sequences WHERE sequencename LIKE 'tickets%' ORDER BY sequencename",
+    );
+    expect(steps.rows).toEqual([{ step: 2 }, { step: 2 }]);
+  });
+
   it("gives each region its stripe of three above every id handed out anywhere", async () => {
     const result = await ops.query({ text: "RESTRIPE tickets", rowMode: "array" });
     expect(result.command).toBe("RESTRIPE");

@@ -4,6 +4,9 @@ import type { PgError } from "@geo/proto";
 import { query, type RegionRunner } from "../directory/region-runner.js";
 import { restripeIncomplete, restripePastMaximum, restripeRegionFailed } from "./restripe-errors.js";
 
+/** How long RESTRIPE waits for a region's sequence lock before it gives up, changing nothing (ms). */
+export const LOCK_TIMEOUT_MS = 2000;
+
 /** One sequence as RESTRIPE left it. */
 export interface RestripedSequence {
   readonly region: string;
@@ -144,7 +147,9 @@ export async function restripe(
 
 /** Opens the region's transaction, locks the table's sequences and reads how far each has gone. */
 async function hold(lease: Lease, table: string, regionCount: number): Promise<HeldSequence[]> {
-  await query(lease, "BEGIN");
+  // A transaction that drew an id holds the sequence's lock to its end: wait for it only so long,
+  // since every region held before this one has its inserts waiting meanwhile.
+  await query(lease, `BEGIN; SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`);
   const owned = await query(lease, OWNED_SEQUENCES_SQL(table));
   const sequences: HeldSequence[] = [];
   for (const row of owned.rows) {
