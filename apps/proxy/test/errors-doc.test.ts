@@ -260,6 +260,14 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
     { args: ["eu", regionError("40001", "could not serialize access")], passesOn: true },
   ],
   "proxy.heldTooLong": [[["alice"], 2000]],
+  "proxy.leaseLapsed": [
+    ["eu-west", 1200, 600, boom],
+    ["eu-west", undefined, 600, undefined],
+  ],
+  "proxy.authorityUnreachable": [["eu-west", "connect ECONNREFUSED"]],
+  "proxy.keyMovedByPeer": [[["alice"], "eu-proxy"]],
+  "proxy.peersDidNotConfirm": [[["us-proxy"], 5200]],
+  "proxy.keyPlacedByPeer": [["alice", "us-east", "eu-west"]],
   "proxy.heldInTransaction": [[["alice", "bob", "carol", "dave", "erin", "frank"]]],
   "proxy.keyInSeveralRegions": [["alice", ["eu", "us"]]],
   "proxy.notAnOperator": [

@@ -231,26 +231,33 @@ region = "eu-central"
     expect(none.routing.defaultPlacement).toBeUndefined();
   });
 
-  it("refuses each field only a shared directory would read, naming its line, and keeps the defaults", () => {
+  it("reads a shared directory with its authority and leases, and refuses what it does not run", () => {
     const store = `${REGIONS}\n[directory_store]\n`;
-    const shared = configError(`${store}shared = true\n`);
-    expect(shared).toMatchObject({
-      code: "not_available",
-      path: "directory_store.shared",
-      choices: ["false"],
+    expect(parseConfig(`${store}shared = true\n`).directoryStore).toMatchObject({
+      shared: true,
+      authority: "home",
+      pollMs: DEFAULTS.directoryStore.pollMs,
+      leaseMs: DEFAULTS.directoryStore.leaseMs,
     });
-    expect(shared.message).toMatch(
-      /^test\.toml:\d+: directory_store\.shared: .*not available yet.*\(valid: false\)$/,
-    );
-    expect(shared.line).toBe(store.split("\n").length);
-    for (const authority of ["majority", "us-east", "eu-west"]) {
+    expect(
+      parseConfig(`${store}shared = true\nauthority = "us-east"\npoll_ms = 200\nlease_ms = 600\n`)
+        .directoryStore,
+    ).toMatchObject({ shared: true, authority: "us-east", pollMs: 200, leaseMs: 600 });
+    const majority = configError(`${store}shared = true\nauthority = "majority"\n`);
+    expect(majority).toMatchObject({ code: "not_available", path: "directory_store.authority" });
+    expect(majority.choices).toEqual(expect.arrayContaining(["home", "us-east", "eu-west"]));
+    expect(majority.choices).not.toContain("majority");
+    const short = configError(`${store}shared = true\npoll_ms = 500\nlease_ms = 1000\n`);
+    expect(short).toMatchObject({ code: "invalid_value", path: "directory_store.lease_ms" });
+    expect(short.message).toContain("at least 3 times poll_ms");
+    for (const authority of ["us-east", "eu-west"]) {
       const error = configError(`${store}authority = "${authority}"\n`);
       expect(error).toMatchObject({
         code: "not_available",
         path: "directory_store.authority",
         choices: ["home"],
       });
-      expect(error.message).toContain("not available yet");
+      expect(error.message).toContain("set shared = true");
     }
     for (const field of ["poll_ms", "lease_ms"]) {
       const error = configError(`${store}${field} = 500\n`);
@@ -261,8 +268,6 @@ region = "eu-central"
     expect(parseConfig(`${store}shared = false\nauthority = "home"\n`).directoryStore).toMatchObject({
       shared: false,
       authority: "home",
-      pollMs: DEFAULTS.directoryStore.pollMs,
-      leaseMs: DEFAULTS.directoryStore.leaseMs,
     });
   });
 

@@ -29,6 +29,7 @@ describe("reading console commands", () => {
       "show-directory",
       "show-in-doubt",
       "show-clients",
+      "show-peers",
       "where-is",
       "route",
       "relocate",
@@ -36,7 +37,6 @@ describe("reading console commands", () => {
       "drain",
       "undrain",
       "restripe",
-      "show-peers",
     ]);
   });
 

@@ -9,6 +9,7 @@ import type {
 import type { Directory, GeoConfig, ParamValue, Plan, Topology } from "@geo/core";
 import type { PgError } from "@geo/proto";
 import type { Analysis, Analyzer } from "@geo/sql";
+import type { PeersView } from "../directory/peer-view.js";
 import type { RegionPoolStats } from "../observability/region-pool-stats.js";
 import type { ReplicaService } from "../replicas/replica-service.js";
 import type { SchemaDriftReport } from "../server/schema-drift-report.js";
@@ -44,6 +45,8 @@ export interface ConsoleContext {
   readonly replicas?: ReplicaService | undefined;
   /** The client's IP address: under trust authentication only local clients may DRAIN or UNDRAIN. */
   readonly clientAddress?: string | undefined;
+  /** The shared directory's peers (SHOW PEERS); absent when the directory is not shared. */
+  readonly peers?: PeersView | undefined;
   /**
    * An EXECUTE of an SQL prepared statement the client's session holds (it spans regions), as
    * the statement it runs, or why it cannot run; null for any other statement (ROUTE EXECUTE).

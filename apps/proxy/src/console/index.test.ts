@@ -4,13 +4,14 @@ import { exampleContext } from "./example-context.js";
 import { CONSOLE_SYNTAX, runConsoleCommand } from "./index.js";
 
 describe("runConsoleCommand", () => {
-  it("refuses a recognised command this build does not answer with 0A000, listing the valid ones", async () => {
+  it("answers SHOW PEERS without a shared directory with 55000 and the setting that gives it peers", async () => {
     const result = runConsoleCommand("SHOW PEERS", await exampleContext());
     expect(result).toBeInstanceOf(PgError);
     const error = result as PgError;
-    expect(error.code).toBe("0A000");
+    expect(error.code).toBe("55000");
     expect(error.message).toContain("SHOW PEERS");
-    for (const syntax of CONSOLE_SYNTAX) expect(error.hint).toContain(syntax);
+    expect(error.hint).toContain("shared = true");
+    expect(CONSOLE_SYNTAX).toContain("SHOW PEERS");
   });
 
   it("refuses text that is no console command with 42601, listing the valid ones", async () => {
@@ -32,6 +33,7 @@ describe("runConsoleCommand", () => {
       "SHOW DIRECTORY [limit]",
       "SHOW IN DOUBT",
       "SHOW CLIENTS",
+      "SHOW PEERS",
       "WHERE IS <table> <key>",
       "ROUTE <statement>",
       "RELOCATE <key>[, <key> ...] TO '<region>'",

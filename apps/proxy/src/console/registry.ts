@@ -9,6 +9,7 @@ import { showClients } from "./show-clients.js";
 import { showDirectory } from "./show-directory.js";
 import { showHealth } from "./show-health.js";
 import { showInDoubt } from "./show-in-doubt.js";
+import { showPeers } from "./show-peers.js";
 import { showPlacement } from "./show-placement.js";
 import { showPools } from "./show-pools.js";
 import { showRegions } from "./show-regions.js";
@@ -63,6 +64,7 @@ export const CONSOLE_REGISTRY: readonly ConsoleCommandEntry[] = [
   entry("SHOW DIRECTORY", showDirectory),
   entry("SHOW IN DOUBT", showInDoubt),
   entry("SHOW CLIENTS", showClients),
+  entry("SHOW PEERS", showPeers),
   entry("WHERE IS", whereIs),
   entry("ROUTE", route),
   entry("RELOCATE", relocate, "changes proxy state"),
@@ -70,7 +72,4 @@ export const CONSOLE_REGISTRY: readonly ConsoleCommandEntry[] = [
   entry("DRAIN", drain, "changes proxy state"),
   entry("UNDRAIN", undrain, "changes proxy state"),
   entry("RESTRIPE", restripe, "changes proxy state"),
-  // The specification's peer list; recognised so that it is refused as not available here,
-  // rather than sent to PostgreSQL as a setting called "peers".
-  entry("SHOW PEERS", undefined),
 ];

@@ -258,6 +258,8 @@ async function recordFirstWrites(
   for (const [i, copy] of copies.entries()) {
     const keys = [...split.newKeys[i]!].filter((key) => store.directory.lookup(key) === undefined);
     if (keys.length === 0) continue;
+    const claimed = await session.runtime.moves!.claimCopied(keys, copy.region);
+    if (claimed !== null) return claimed;
     const answer = await runCollected(copy.leg, store.recordSql(keys, copy.region), (leg) =>
       session.reattach(leg),
     );

@@ -1,21 +1,22 @@
 import { createHash } from "node:crypto";
 import type { GeoConfig, Topology } from "@geo/core";
 import { type ClaimConnection, connectWithin, queryWithin, stepTimedOut } from "@geo/txn";
-import { runOn } from "../distributed/txn-service.js";
-import type { RegionPools } from "../executor/region-pools.js";
 import type { Logger } from "../log.js";
 import { geoTablesOf } from "./directory-store.js";
 
 /**
  * What a proxy claims over the data its directory routes, so that no two proxies route the same
  * geo-partitioned tables on directories that can disagree. A directory store changes (moves, first
- * writes) and nothing tells another proxy of it until `[directory_store] shared` exists; a TSV
- * directory never changes. So:
+ * writes), and unless it is shared nothing tells another proxy of it; a TSV directory never
+ * changes. So:
  *
  * - a proxy with `[directory_store]` takes its directory table and every geo-partitioned table
  *   exclusively: it is the only proxy over them;
  * - a proxy without one takes every geo-partitioned table shared: several of them can run together
- *   (their directories never change), but not beside a proxy whose directory does.
+ *   (their directories never change), but not beside a proxy whose directory does;
+ * - a proxy of a shared directory (`shared = true`) takes the directory table and the tables shared
+ *   too, so its peers run beside it, and refuses to run beside a proxy of the second kind (and
+ *   that one beside it): the two kinds are told apart by their claim sessions' application_name.
  */
 export interface ClaimedName {
   /** `directory`: a `[directory_store]` table; `table`: a geo-partitioned table. */
@@ -30,9 +31,9 @@ export interface ClaimedName {
 /** The names `config` makes this proxy claim; none when it routes no geo-partitioned table. */
 export function claimedNames(config: GeoConfig, topology: Topology): ClaimedName[] {
   const store = config.directoryStore;
-  const mode = store === undefined ? "shared" : "exclusive";
+  const mode = store === undefined || store.shared ? "shared" : "exclusive";
   const names: ClaimedName[] = geoTablesOf(topology).map((geo) => named("table", geo.table, mode));
-  if (store !== undefined) names.unshift(named("directory", store.table, "exclusive"));
+  if (store !== undefined) names.unshift(named("directory", store.table, mode));
   return names;
 }
 
@@ -80,8 +81,20 @@ function lockRow(key: bigint): string {
 
 /** The application_name of a claim session: whether its proxy changes its directory, and its node. */
 export function storeClaimApplicationName(node: string, names: readonly ClaimedName[]): string {
-  const kind = names.some((name) => name.kind === "directory") ? "store" : "tables";
-  return `geoproxy ${kind} ${node}`.slice(0, 63);
+  return `geoproxy ${claimKind(names)} ${node}`.slice(0, 63);
+}
+
+/** `store`: one proxy over its directory store; `shared`: a shared directory's; `tables`: a TSV directory's. */
+function claimKind(names: readonly ClaimedName[]): "store" | "shared" | "tables" {
+  const directory = names.find((name) => name.kind === "directory");
+  if (directory === undefined) return "tables";
+  return directory.mode === "shared" ? "shared" : "store";
+}
+
+/** The other kind that shares these locks but must not run beside this one (see above). */
+function incompatibleKind(names: readonly ClaimedName[]): string | undefined {
+  const kind = claimKind(names);
+  return kind === "tables" ? "shared" : kind === "shared" ? "tables" : undefined;
 }
 
 /**
@@ -182,6 +195,22 @@ export class StoreClaim {
         return { region, state: "unreachable", error: new Error("the claim is closed") };
       }
       const refused = names.filter((_, i) => !isTrue(row[`k${i}`]));
+      const other = incompatibleKind(names);
+      if (refused.length === 0 && other !== undefined) {
+        // Each kind checks for the other only after its own locks are held, so of two starting
+        // together at least one sees the other.
+        const beside = await queryWithin(connection, holderSql(names), stepTimeoutMs, () =>
+          stepTimedOut(region, "the look-up of the directory claim's other holders", stepTimeoutMs),
+        );
+        const holders = holdersOf(beside.rows, names).filter((holder) =>
+          holder.applicationName?.startsWith(`geoproxy ${other} `),
+        );
+        if (holders.length > 0) {
+          await connection.close().catch(() => undefined);
+          site.state = "elsewhere";
+          return { region, state: "elsewhere", holders };
+        }
+      }
       if (refused.length === 0) {
         site.connection = connection;
         site.state = "held";
@@ -262,126 +291,4 @@ function holdersOf(rows: readonly Record<string, unknown>[], names: readonly Cla
 
 function isTrue(value: unknown): boolean {
   return value === true || value === "t" || value === "true";
-}
-
-/** `another live proxy (pid 12, application_name "geoproxy store eu1", from 10.0.0.5)`. */
-function describeHolder(holder: ClaimHolder): string {
-  const parts = [
-    holder.pid === undefined ? undefined : `pid ${holder.pid}`,
-    holder.applicationName === undefined ? undefined : `application_name "${holder.applicationName}"`,
-    holder.clientAddress === undefined ? undefined : `from ${holder.clientAddress}`,
-  ].filter((part) => part !== undefined);
-  return parts.length === 0 ? "another live proxy" : `another live proxy (${parts.join(", ")})`;
-}
-
-/**
- * The start-up error for a region where another live proxy holds what this one needs: which name,
- * who holds it, and why the two cannot run together yet.
- */
-export function claimRefusal(region: string, holders: readonly ClaimHolder[], wantsStore: boolean): string {
-  const first = holders.find((holder) => holder.name.kind === "directory") ?? holders[0]!;
-  const who = describeHolder(first);
-  const fix =
-    "a directory shared by several proxies ([directory_store] shared = true) is not available yet: stop the other proxy, or run this one over other servers";
-  if (first.name.kind === "directory")
-    return `[directory_store] table ${first.name.name} is in use in region ${region} by ${who}: two proxies over one directory store would each move and place keys the other does not see; ${fix}`;
-  const tables = [...new Set(holders.map((holder) => holder.name.name))].sort().join(", ");
-  return wantsStore
-    ? `the geo-partitioned tables ${tables} are routed in region ${region} by ${who}, whose directory would not follow this proxy's [directory_store] (its moves and new keys); ${fix}`
-    : `the geo-partitioned tables ${tables} are under the [directory_store] of ${who} in region ${region}: this proxy's directory would not follow its moves and new keys; ${fix}`;
-}
-
-/** The claim as the proxy runs it: taken at start, retaken where lost, closed at shutdown. */
-export interface RunningStoreClaim {
-  /** A region down at start, now answering: its claim is taken before it serves. Rejects while refused. */
-  take(region: string): Promise<void>;
-  close(): Promise<void>;
-}
-
-export interface OpenStoreClaimOptions {
-  readonly config: GeoConfig;
-  readonly topology: Topology;
-  readonly pools: RegionPools;
-  readonly log: Logger;
-  /** The regions that answered at start. */
-  readonly regions: readonly string[];
-}
-
-/**
- * Takes the directory claim in `regions` before the proxy serves. Resolves with the running claim
- * (undefined when the proxy routes no geo-partitioned table), or with one line per region where
- * another live proxy holds what this one needs: then nothing is held and the proxy must not start.
- */
-export async function openStoreClaim(
-  options: OpenStoreClaimOptions,
-): Promise<{ claim?: RunningStoreClaim; refused: string[] }> {
-  const { config, topology, log } = options;
-  const names = claimedNames(config, topology);
-  if (names.length === 0) return { refused: [] };
-  const applicationName = storeClaimApplicationName(config.server.node, names);
-  const claim = new StoreClaim({
-    node: config.server.node,
-    names,
-    connect: async (region) => {
-      // Its own connection, never pooled: a pool's reset would drop the locks.
-      const connection = await options.pools.connectClaim(region, applicationName);
-      return {
-        ended: connection.closed,
-        query: (sql) => runOn(connection, sql),
-        abandon: () => connection.destroy(),
-        close: () => connection.close(),
-      };
-    },
-    // The database the proxy's own connections open, where the directory table lives.
-    siteOf: (region) => {
-      const key = options.pools.keyOf(region, topology.region(region)?.primary.user ?? "postgres");
-      return `${key.host}:${key.port}/${key.database}`;
-    },
-    stepTimeoutMs: config.txn.stepTimeoutMs,
-    log,
-  });
-  let results = await claim.takeAll(options.regions);
-  // A proxy killed a moment ago may hold it until its server sees the socket close.
-  for (const waitMs of [200, 400, 800]) {
-    if (!results.some((result) => result.state === "elsewhere")) break;
-    await new Promise((resolve) => setTimeout(resolve, waitMs));
-    results = await claim.takeAll(options.regions);
-  }
-  const wantsStore = config.directoryStore !== undefined;
-  const refused = results.flatMap((result) =>
-    result.state === "elsewhere" ? [claimRefusal(result.region, result.holders, wantsStore)] : [],
-  );
-  if (refused.length > 0) {
-    await claim.close();
-    return { refused };
-  }
-  for (const result of results)
-    if (result.state === "unreachable")
-      log.warn(
-        { region: result.region, err: result.error },
-        "cannot take the directory claim in this region yet: it is taken when the region answers",
-      );
-  const regions = topology.regionIds;
-  const timer = setInterval(
-    () => void claim.verify(regions).catch(() => undefined),
-    config.txn.recoveryIntervalMs,
-  );
-  timer.unref();
-  return {
-    refused: [],
-    claim: {
-      async take(region) {
-        const result = await claim.take(region);
-        if (result.state === "held") return;
-        if (result.state === "unreachable") throw result.error;
-        const line = claimRefusal(region, result.holders, wantsStore);
-        log.error({ region, holders: result.holders }, line);
-        throw new Error(line);
-      },
-      async close() {
-        clearInterval(timer);
-        await claim.close();
-      },
-    },
-  };
 }

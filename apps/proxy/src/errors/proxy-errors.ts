@@ -1,7 +1,9 @@
 import * as authErrors from "../auth/auth-errors.js";
 import * as consoleErrors from "../console/console-errors.js";
 import { moveNeedsSimpleQuery } from "../console/relocate.js";
+import { notShared } from "../console/show-peers.js";
 import * as copyInErrors from "../copy/copy-errors.js";
+import * as sharedErrors from "../directory/shared-errors.js";
 import * as copyErrors from "../distributed/copy-errors.js";
 import * as txnErrors from "../distributed/txn-errors.js";
 import * as restripeErrors from "../ids/restripe-errors.js";
@@ -25,7 +27,9 @@ export const PROXY_ERROR_MODULES = {
   "auth/auth-errors.ts": authErrors,
   "console/console-errors.ts": consoleErrors,
   "console/relocate.ts": { moveNeedsSimpleQuery },
+  "console/show-peers.ts": { notShared },
   "copy/copy-errors.ts": copyInErrors,
+  "directory/shared-errors.ts": sharedErrors,
   "distributed/copy-errors.ts": copyErrors,
   "distributed/txn-errors.ts": txnErrors,
   "ids/restripe-errors.ts": restripeErrors,
@@ -49,7 +53,9 @@ export const PROXY_ERRORS = {
   ...authErrors,
   ...consoleErrors,
   moveNeedsSimpleQuery,
+  notShared,
   ...copyInErrors,
+  ...sharedErrors,
   ...copyErrors,
   ...txnErrors,
   ...restripeErrors,

@@ -5,9 +5,11 @@ import type { Coordinator, Participant } from "@geo/txn";
 import type { DirectoryStore, GeoTable } from "../directory/directory-store.js";
 import { MOVING_SETTING } from "../directory/guard-sql.js";
 import { query, type RegionRunner } from "../directory/region-runner.js";
+import type { SharedTables } from "../directory/shared-tables.js";
 import { ident, inList, literal, qualified } from "../directory/sql-text.js";
 import type { Logger } from "../log.js";
 import type { HoldRegistry } from "./hold-registry.js";
+import type { MoveAnnouncer } from "./move-announcement.js";
 import {
   countMismatch,
   keyInSeveralRegions,
@@ -48,6 +50,13 @@ export interface MoveSettings {
   readonly lockTimeoutMs: number;
 }
 
+/** A shared directory's part in a move: the announcement to the peers, the authority's entry. */
+export interface SharedMoves {
+  readonly announcer: MoveAnnouncer;
+  readonly tables: SharedTables;
+  readonly authority: RegionId;
+}
+
 /**
  * Moves keys, with their rows in every geo-partitioned table, to one region in one atomic step:
  *
@@ -68,6 +77,7 @@ export class KeyMover {
   readonly #rowsIn = new Map<RegionId, number>();
   readonly #rowsOut = new Map<RegionId, number>();
   #done = 0;
+  #shared: SharedMoves | undefined;
 
   constructor(
     private readonly store: DirectoryStore,
@@ -77,6 +87,11 @@ export class KeyMover {
     private readonly settings: MoveSettings,
     private readonly log: Logger,
   ) {}
+
+  /** From now on every move is announced to the shared directory's peers before it copies. */
+  share(shared: SharedMoves): void {
+    this.#shared = shared;
+  }
 
   async move(rawKeys: readonly string[], to: RegionId): Promise<MovedTable[] | PgError> {
     const topology = this.store.topology;
@@ -88,7 +103,14 @@ export class KeyMover {
     try {
       if (!(await this.holds.drained(hold, this.settings.lockTimeoutMs)))
         return moveLockTimeout("statements on the key were still running", this.settings.lockTimeoutMs);
+      // Every live peer holds the keys too before a row is copied (docs/directory.md, "Several proxies").
+      const announced = await this.#shared?.announcer.announce(keys, to);
+      if (announced instanceof PgError) return announced;
       const moved = await this.moveHeld(keys, to);
+      // Withdrawn now when it committed everywhere; after a refusal or in doubt, once recovery has
+      // settled this node's prepared moves (a refusal may have come after the decision).
+      const settled = !(moved instanceof PgError) && moved.every((row) => row.state === "moved");
+      await announced?.withdraw(settled);
       if (!(moved instanceof PgError)) this.#count(moved);
       return moved;
     } finally {
@@ -182,7 +204,12 @@ export class KeyMover {
         }
       }
       const entry = this.store.table.moveSql(keys, to);
-      await Promise.all(regions.map((region) => query(on(region), entry)));
+      const shared = this.#shared;
+      await Promise.all(
+        regions.map((region) =>
+          query(on(region), shared?.authority === region ? shared.tables.moveSql(keys, to) : entry),
+        ),
+      );
       const participants: Participant[] = regions.map((region) => ({
         region,
         query: async (sql: string) => {

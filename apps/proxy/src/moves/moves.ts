@@ -1,14 +1,24 @@
-import type { DirectoryStoreConfig, GeoConfig, MutableDirectory, ParamValue, Topology } from "@geo/core";
+import {
+  type DirectoryStoreConfig,
+  type GeoConfig,
+  type MutableDirectory,
+  type ParamValue,
+  placeKey,
+  type Topology,
+} from "@geo/core";
 import { PgError } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
 import type { ClaimGuard } from "@geo/txn";
 import { DirectoryStore, type Location } from "../directory/directory-store.js";
 import { RegionRunner } from "../directory/region-runner.js";
+import { SharedDirectory } from "../directory/shared-directory.js";
+import { keyPlacedByPeer } from "../directory/shared-errors.js";
 import type { StatementMode } from "../engine/statement-mode.js";
 import type { Leg } from "../executor/leg.js";
 import type { RegionPools } from "../executor/region-pools.js";
 import type { Logger } from "../log.js";
 import { HoldRegistry } from "./hold-registry.js";
+import { MoveAnnouncer } from "./move-announcement.js";
 import { runMoveCommand } from "./move-commands.js";
 import { keyInSeveralRegions, lookupFailed } from "./move-errors.js";
 import { KeyMover } from "./move-keys.js";
@@ -32,6 +42,8 @@ export interface MovesOptions {
    * undecided, not after the grace period: `TxnService.abandonedSince()`, the node claim's proof.
    */
   readonly abandonedBefore?: number;
+  /** Client sessions open now, reported in a shared directory's heartbeat. */
+  readonly sessions?: () => number;
 }
 
 /** An admitted statement (or simple-query string): in flight until released. */
@@ -59,6 +71,8 @@ export class Moves {
   private readonly sessions = new WeakMap<MovingSession, SessionAdmissions>();
   private readonly locating = new Map<string, Promise<Location>>();
   private opened: Promise<MoveTwoPhase> | null = null;
+  /** With `shared = true`: this proxy's lease, its peers and the moves they announce. */
+  shared: SharedDirectory | undefined;
 
   private constructor(
     readonly store: DirectoryStore,
@@ -86,7 +100,33 @@ export class Moves {
     const moves = new Moves(store, runner, options, storeConfig);
     // Moves a previous run left prepared are finished (or rolled back) before any new one.
     await moves.twoPhase();
+    if (storeConfig.shared) await moves.share();
     return moves;
+  }
+
+  /** Joins the shared directory's peers: first visit to the authority, then one every poll_ms. */
+  private async share(): Promise<void> {
+    const { topology, log } = this.options;
+    const authority = this.storeConfig.authority === "home" ? topology.home.id : this.storeConfig.authority;
+    const shared = new SharedDirectory({
+      store: this.storeConfig,
+      node: this.options.config.server.node,
+      home: topology.home.id,
+      authority,
+      regions: this.options.regions ?? topology.regionIds,
+      runner: this.runner,
+      directory: this.store.directory,
+      holds: this.holds,
+      sessions: this.options.sessions ?? (() => 0),
+      settled: async () => {
+        const report = await (await this.twoPhase()).recovery.runOnce();
+        return report.failures.length === 0;
+      },
+      log,
+    });
+    this.mover.share({ announcer: new MoveAnnouncer(shared, log), tables: shared.tables, authority });
+    this.shared = shared;
+    await shared.open();
   }
 
   get directory(): DirectoryStore["directory"] {
@@ -113,6 +153,7 @@ export class Moves {
   }
 
   async close(): Promise<void> {
+    await this.shared?.close();
     const opened = await this.opened?.catch(() => null);
     if (opened == null) return;
     await opened.recovery.stop();
@@ -147,6 +188,9 @@ export class Moves {
       : keys.length === 0
         ? ({ kind: "none" } as const)
         : ({ kind: "keys", keys } as const);
+    // Past its lease a shared directory's proxy may route on entries another proxy changed.
+    const lapsed = touch.kind === "none" ? null : (this.shared?.refusal() ?? null);
+    if (lapsed !== null) return lapsed;
     const inWork = session.txn !== null && session.txn.legs.size > 0;
     const ticket = await this.holds.admit(touch, this.storeConfig.holdMs, inWork);
     if (ticket instanceof PgError) return ticket;
@@ -170,9 +214,17 @@ export class Moves {
         }
       }
     }
-    const newKeys = this.storeConfig.recordNewKeys
-      ? [...new Set(touched.flatMap((k) => k.newKeys))].filter((key) => directory.lookup(key) === undefined)
-      : [];
+    const firstWrites = [...new Set(touched.flatMap((k) => k.newKeys))].filter(
+      (key) => directory.lookup(key) === undefined,
+    );
+    if (this.shared !== undefined && firstWrites.length > 0) {
+      const claimed = await this.claim(firstWrites, analyses);
+      if (claimed !== null) {
+        ticket.release();
+        return claimed;
+      }
+    }
+    const newKeys = this.storeConfig.recordNewKeys ? firstWrites : [];
     const state = this.stateOf(session);
     const admission: Admission = {
       newKeys,
@@ -183,6 +235,44 @@ export class Moves {
     };
     state.current = admission;
     return admission;
+  }
+
+  /**
+   * A shared directory's first writes claim their keys in the authority, each for the region this
+   * proxy would create it in (a region hint's, or the home location's shard its hash picks); a key
+   * another proxy claimed first goes where that one placed it. Null once every key has an entry.
+   */
+  private async claim(keys: readonly string[], analyses: readonly Analysis[]): Promise<PgError | null> {
+    const { topology } = this.options;
+    const hinted = analyses.find((analysis) => analysis.hints.region !== undefined)?.hints.region;
+    const byRegion = new Map<string, string[]>();
+    for (const key of keys) {
+      const region =
+        hinted !== undefined && topology.hasRegion(hinted)
+          ? hinted
+          : placeKey(key, topology.routing.keyType, topology, this.store.directory);
+      byRegion.set(region, [...(byRegion.get(region) ?? []), key]);
+    }
+    for (const [region, list] of byRegion) {
+      const placed = await this.shared!.claim(list, region);
+      if (placed instanceof PgError) return placed;
+    }
+    return null;
+  }
+
+  /**
+   * A COPY's new keys, claimed for the region their rows went to; a key another proxy placed
+   * elsewhere meanwhile fails the COPY (40001) before anything commits.
+   */
+  async claimCopied(keys: readonly string[], region: string): Promise<PgError | null> {
+    if (this.shared === undefined || keys.length === 0) return null;
+    const placed = await this.shared.claim(keys, region);
+    if (placed instanceof PgError) return placed;
+    for (const key of keys) {
+      const where = placed.get(key);
+      if (where !== undefined && where !== region) return keyPlacedByPeer(key, where, region);
+    }
+    return null;
   }
 
   /** Extended protocol: the admission lives until the batch's Sync. */

@@ -1,4 +1,4 @@
-import type { RunningStoreClaim } from "../directory/store-claim.js";
+import type { RunningStoreClaim } from "../directory/open-store-claim.js";
 import type { TxnService } from "../distributed/txn-service.js";
 import type { Moves } from "../moves/moves.js";
 import type { SequenceIds } from "./sequence-ids.js";

@@ -18,13 +18,12 @@ import {
 } from "../auth/security.js";
 import { proxyConsoleReader } from "../console/console-reader.js";
 import type { ConsoleContext } from "../console/context.js";
+import { openStoreClaim } from "../directory/open-store-claim.js";
 import { RegionRunner } from "../directory/region-runner.js";
-import { openStoreClaim } from "../directory/store-claim.js";
 import { TxnService } from "../distributed/txn-service.js";
 import { shuttingDown, tooManyClients } from "../errors/catalog.js";
 import { RegionPools } from "../executor/region-pools.js";
 import { createLogger, type Logger, type LogLevel } from "../log.js";
-import { Moves } from "../moves/moves.js";
 import { Observability } from "../observability/observability.js";
 import { ReplicaService } from "../replicas/replica-service.js";
 import { Router } from "../routing/router.js";
@@ -36,6 +35,7 @@ import { LateRegions } from "./late-regions.js";
 import { refuseSocket } from "./refuse-socket.js";
 import { RegionCollations } from "./region-collations.js";
 import type { ProxyRuntime } from "./runtime.js";
+import { startMoves } from "./start-moves.js";
 import { probeRegions, startRefusal } from "./start-probes.js";
 import { StartupError } from "./startup-error.js";
 
@@ -197,16 +197,24 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       ),
     );
 
-  const moves = await startMoves(config, topology, pools, log, directory, reachable, txn).catch(
-    async (error: unknown) => {
-      await storeClaim?.close();
-      await txn.close();
-      await observability.close();
-      await replicas?.close(0);
-      await pools.close(0);
-      throw error;
-    },
-  );
+  const sessions = new Set<Session>();
+  const moves = await startMoves(
+    config,
+    topology,
+    pools,
+    log,
+    directory,
+    reachable,
+    txn,
+    () => sessions.size,
+  ).catch(async (error: unknown) => {
+    await storeClaim?.close();
+    await txn.close();
+    await observability.close();
+    await replicas?.close(0);
+    await pools.close(0);
+    throw error;
+  });
   if (moves !== undefined) observability.watchMoves(() => moves.mover.progress());
 
   const late = new LateRegions({
@@ -227,7 +235,6 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
 
   let sequence = 0;
   let closing = false;
-  const sessions = new Set<Session>();
   const runtime: ProxyRuntime = {
     config,
     router,
@@ -257,6 +264,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       schema: () => catalog.schemaDrift.report(),
       replicas,
       clientAddress,
+      peers: moves?.shared,
     }),
     observability,
     txn,
@@ -357,41 +365,4 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
-
-/**
- * With `[directory_store]`: the directory's tables in every region, loaded into `directory` (which
- * must be the mutable one the router plans with), and the moves that change it.
- */
-async function startMoves(
-  config: GeoConfig,
-  topology: Topology,
-  pools: RegionPools,
-  log: Logger,
-  directory: Directory,
-  regions: readonly string[],
-  txn: TxnService,
-): Promise<Moves | undefined> {
-  if (config.directoryStore === undefined) return undefined;
-  if (!(directory instanceof MemoryDirectory))
-    throw new StartupError([
-      `${config.file}: [directory_store] keeps the directory itself; start the proxy without another directory`,
-    ]);
-  try {
-    const abandonedBefore = txn.abandonedSince();
-    return await Moves.start({
-      config,
-      topology,
-      pools,
-      log,
-      directory,
-      regions,
-      claim: txn.claimGuard(),
-      ...(abandonedBefore === undefined ? {} : { abandonedBefore }),
-    });
-  } catch (error) {
-    throw new StartupError([
-      `cannot open the directory store ([directory_store] table "${config.directoryStore.table}"): ${error instanceof Error ? error.message : String(error)}`,
-    ]);
-  }
 }

@@ -136,7 +136,7 @@ function readServer(reader: FieldReader | undefined): ServerConfig {
     reader.fail(
       "not_available",
       "workers",
-      `${workers} worker processes are not available yet (each would be a proxy of its own, and a directory shared by several proxies is not available either): remove the line or set workers = 1`,
+      `${workers} worker processes are not available yet (each would be a proxy of its own over a shared directory; run one process per node instead, each with its own server.node): remove the line or set workers = 1`,
       [String(d.workers)],
     );
   return {
@@ -568,40 +568,52 @@ function readDirectoryStore(
     lockTimeoutMs: reader.integer("lock_timeout_ms", d.lockTimeoutMs, 1, MAX_MS),
     batch: reader.integer("batch", d.batch, 1, 10_000),
   };
-  refuseSharedDirectory(reader, store);
+  refuseSharedDirectory(reader, store, regionIds);
   return store;
 }
 
 /**
- * The fields only a shared directory reads (several proxies agreeing on it through leases) are
- * refused until that exists: accepted, they would promise a coordination nothing performs. Their
- * defaults, written out or not, change nothing and stay accepted, except the two timings, which
- * have no default use at all.
+ * A shared directory agrees in one region (`authority = "home"` or a region id). A majority of
+ * regions is refused until its protocol exists, and so are the lease timings without `shared`,
+ * which reads nothing else of them. A lease must outlast three polls, so one lost visit does not
+ * stop routing.
  */
-function refuseSharedDirectory(reader: FieldReader, store: DirectoryStoreConfig): void {
-  const notYet = "a directory shared by several proxies is not available yet";
-  if (store.shared)
-    reader.fail(
-      "not_available",
-      "shared",
-      `${notYet}: run one proxy over this directory store, and remove the line or set shared = false`,
-      ["false"],
-    );
-  if (store.authority !== DEFAULTS.directoryStore.authority)
+function refuseSharedDirectory(
+  reader: FieldReader,
+  store: DirectoryStoreConfig,
+  regionIds: readonly string[],
+): void {
+  if (store.authority === "majority")
     reader.fail(
       "not_available",
       "authority",
-      `authority = "${store.authority}" is where a shared directory's proxies would agree, and ${notYet}: remove the line`,
-      [DEFAULTS.directoryStore.authority],
+      'authority = "majority" (agreement across a majority of regions) is not available yet: name the region the proxies agree in, or "home"',
+      ["home", ...regionIds],
     );
-  for (const field of ["poll_ms", "lease_ms"] as const) {
-    if (reader.has(field))
+  if (!store.shared) {
+    if (store.authority !== DEFAULTS.directoryStore.authority)
       reader.fail(
         "not_available",
-        field,
-        `${field} times the leases of a shared directory, and ${notYet}: remove the line`,
+        "authority",
+        `authority = "${store.authority}" is where the proxies of a shared directory agree, and this one is not shared: set shared = true, or remove the line`,
+        [DEFAULTS.directoryStore.authority],
       );
+    for (const field of ["poll_ms", "lease_ms"] as const) {
+      if (reader.has(field))
+        reader.fail(
+          "not_available",
+          field,
+          `${field} times the leases of a shared directory, and this one is not shared: set shared = true, or remove the line`,
+        );
+    }
+    return;
   }
+  if (store.leaseMs < 3 * store.pollMs)
+    reader.fail(
+      "invalid_value",
+      reader.has("lease_ms") ? "lease_ms" : "poll_ms",
+      `lease_ms (${store.leaseMs}) must be at least 3 times poll_ms (${store.pollMs}), so that one lost heartbeat does not stop routing: raise lease_ms to ${3 * store.pollMs} or more, or lower poll_ms`,
+    );
 }
 
 function readGather(reader: FieldReader | undefined): GatherConfig {

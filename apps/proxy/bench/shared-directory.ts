@@ -1,0 +1,169 @@
+/**
+ * What sharing the directory costs, over three PostgreSQL regions on loopback: a visit to the
+ * authority (the heartbeat, then the read of what changed, as every proxy runs it each poll_ms),
+ * the first write of a new key (one proxy over an unshared store, then two proxies sharing it:
+ * the claim adds round trips to the authority), and a RELOCATE of one key (alone, then with a
+ * peer that must confirm it). Medians, with the spread. Prints figures; asserts nothing.
+ *
+ *   pnpm exec tsx bench/shared-directory.ts      (ROUNDS=n to change the run)
+ */
+import { parseConfig } from "@geo/core";
+import { startCluster } from "@geo/testkit";
+import pg from "pg";
+import { SharedTables } from "../src/directory/shared-tables.js";
+import { type RunningProxy, startProxy } from "../src/index.js";
+import { regionsToml } from "../test/support/fake-regions.js";
+
+const ROUNDS = Number(process.env["ROUNDS"] ?? 300);
+const MOVES = 10;
+const SECONDS = Number(process.env["SECONDS"] ?? 15);
+const SCHEMA = `
+CREATE TABLE users (tenant_id text NOT NULL, id bigint NOT NULL, name text NOT NULL, PRIMARY KEY (tenant_id, id));
+CREATE TABLE orders (tenant_id text NOT NULL, id bigint NOT NULL, user_id bigint NOT NULL, total numeric(12,2) NOT NULL,
+  PRIMARY KEY (tenant_id, id), FOREIGN KEY (tenant_id, user_id) REFERENCES users (tenant_id, id));
+CREATE TABLE currencies (code char(3) PRIMARY KEY, name text NOT NULL);
+CREATE TABLE eu_audit (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, tenant_id text NOT NULL, action text NOT NULL);`;
+const AUTH = `[auth]\nmethod = "scram-sha-256"\nlookup = false\nusers = [{ name = "ops", password = "ops" }]\noperators = ["ops"]\n`;
+
+const cluster = await startCluster({ count: 3, initSql: SCHEMA });
+const ports = cluster.servers.map((server) => server.port);
+
+function proxy(node: string, store: string): Promise<RunningProxy> {
+  const toml = regionsToml(
+    ports,
+    `${AUTH}\n[txn]\ndecision_log = "table"\n\n[directory_store]\n${store}\n`,
+  ).replace("[server]\n", `[server]\nnode = "${node}"\n`);
+  return startProxy({ config: parseConfig(toml, "bench.toml"), logLevel: "silent", port: 0 });
+}
+
+async function client(port: number): Promise<pg.Client> {
+  const c = new pg.Client({ host: "127.0.0.1", port, user: "ops", password: "ops", database: "postgres" });
+  await c.connect();
+  return c;
+}
+
+async function timed(rounds: number, run: (i: number) => Promise<unknown>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const started = performance.now();
+    await run(i);
+    out.push(performance.now() - started);
+  }
+  return out;
+}
+
+function summary(values: number[]): string {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return `median ${at(0.5).toFixed(2)} ms (p10 ${at(0.1).toFixed(2)}, p90 ${at(0.9).toFixed(2)}, n ${values.length})`;
+}
+
+const lines: string[] = [];
+
+// One proxy over an unshared store: first writes and a move, as before.
+{
+  const alone = await proxy("alone", "");
+  const ops = await client(alone.port);
+  const writes = await timed(ROUNDS, (i) =>
+    ops.query("INSERT INTO users (tenant_id, id, name) VALUES ($1, 1, 'x')", [`solo-${i}`]),
+  );
+  await ops.query("INSERT INTO users (tenant_id, id, name) VALUES ('mover', 1, 'x')");
+  const targets = ["us-east", "ap-south"];
+  const moves = await timed(MOVES, (i) => ops.query(`RELOCATE mover TO '${targets[i % 2]}'`));
+  lines.push(`first write of a new key, one proxy, unshared store: ${summary(writes)}`);
+  lines.push(`RELOCATE of one key (1 row), one proxy, unshared store: ${summary(moves)}`);
+  await ops.end();
+  await alone.close({ timeoutMs: 200 });
+}
+
+// Two proxies sharing the store, the authority in eu-west.
+{
+  const store = `shared = true\nauthority = "eu-west"\npoll_ms = 500\nlease_ms = 5000\n`;
+  const first = await proxy("first", store);
+  const second = await proxy("second", store);
+  const ops = await client(first.port);
+  const writes = await timed(ROUNDS, (i) =>
+    ops.query("INSERT INTO users (tenant_id, id, name) VALUES ($1, 1, 'x')", [`shared-${i}`]),
+  );
+  await ops.query("INSERT INTO users (tenant_id, id, name) VALUES ('traveller', 1, 'x')");
+  const targets = ["us-east", "ap-south"];
+  const moves = await timed(MOVES, (i) => ops.query(`RELOCATE traveller TO '${targets[i % 2]}'`));
+  lines.push(`first write of a new key, two proxies sharing the store: ${summary(writes)}`);
+  lines.push(`RELOCATE of one key (1 row), two proxies sharing the store, poll_ms 500: ${summary(moves)}`);
+
+  // Increments of one row through the second proxy while the first moves its key, for SECONDS.
+  const writer = await client(second.port);
+  await writer.query("INSERT INTO users (tenant_id, id, name) VALUES ('counter', 1, '0')");
+  let committed = 0;
+  let lost = 0;
+  const refused = new Map<string, number>();
+  let stop = false;
+  const incrementing = (async () => {
+    while (!stop) {
+      try {
+        const result = await writer.query(
+          "UPDATE users SET name = (name::int + 1)::text WHERE tenant_id = 'counter' AND id = 1",
+        );
+        if (result.rowCount === 1) committed++;
+        else lost++;
+      } catch (error) {
+        const code = (error as { code?: string }).code ?? "?";
+        refused.set(code, (refused.get(code) ?? 0) + 1);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    }
+  })();
+  const regions = ["us-east", "ap-south", "eu-west"];
+  const deadline = performance.now() + SECONDS * 1000;
+  let moved = 0;
+  const moveTimes: number[] = [];
+  while (performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const started = performance.now();
+    await ops.query(`RELOCATE counter TO '${regions[moved % 3]}'`);
+    moveTimes.push(performance.now() - started);
+    moved++;
+  }
+  stop = true;
+  await incrementing;
+  const sum = Number((await writer.query("SELECT name FROM users WHERE tenant_id = 'counter'")).rows[0].name);
+  lines.push(
+    `${SECONDS} s of increments through one proxy while the other moved the key ${moved} times: ${committed} committed, row value ${sum} (${sum === committed ? "exact" : "WRONG"}), ${lost} UPDATE 0, refused ${JSON.stringify(Object.fromEntries(refused))}; moves ${summary(moveTimes)}`,
+  );
+  await writer.end();
+  await ops.end();
+
+  // A visit as a proxy runs it: the heartbeat, then the read of what changed.
+  const authority = cluster.servers[0]!;
+  const direct = new pg.Client({
+    host: authority.host,
+    port: authority.port,
+    user: "postgres",
+    database: "postgres",
+  });
+  await direct.connect();
+  const tables = new SharedTables("geoproxy_directory");
+  let xmin: string | null = null;
+  const visits = await timed(ROUNDS, async () => {
+    await direct.query(
+      tables.heartbeatSql({
+        node: "bench",
+        home: "eu-west",
+        pid: process.pid,
+        sessions: 0,
+        startedAt: new Date(),
+      }),
+    );
+    const read = await direct.query(tables.visitSql(xmin));
+    xmin = read.rows[0].xmin as string;
+  });
+  lines.push(`a visit to the authority (heartbeat + changes, ${ROUNDS * 2} keys listed): ${summary(visits)}`);
+  await direct.query(tables.leaveSql("bench"));
+  await direct.end();
+  await second.close({ timeoutMs: 200 });
+  await first.close({ timeoutMs: 200 });
+}
+await cluster.stop();
+
+console.log("Sharing the directory, three PostgreSQL 15 regions on loopback:");
+for (const line of lines) console.log(`  ${line}`);

@@ -1,0 +1,357 @@
+import type { DirectoryStoreConfig, MutableDirectory, RegionId } from "@geo/core";
+import { PgError } from "@geo/proto";
+import type { Logger } from "../log.js";
+import type { Hold, HoldRegistry } from "../moves/hold-registry.js";
+import type { Announcement, Peer } from "./peer-view.js";
+import type { RegionRunner, SqlRows } from "./region-runner.js";
+import { authorityUnreachable, leaseLapsed } from "./shared-errors.js";
+import { SharedTables } from "./shared-tables.js";
+
+export interface SharedDirectoryOptions {
+  readonly store: DirectoryStoreConfig;
+  readonly node: string;
+  readonly home: RegionId;
+  readonly authority: RegionId;
+  /** Every region: at start each other one is looked at for proxies agreeing there instead. */
+  readonly regions: readonly RegionId[];
+  readonly runner: RegionRunner;
+  /** The directory the router plans with: a visit applies what other proxies wrote. */
+  readonly directory: MutableDirectory;
+  /** Statements on a key another proxy moves wait here, as they do for this proxy's own moves. */
+  readonly holds: HoldRegistry;
+  /** Client sessions open now (reported in the heartbeat). */
+  readonly sessions: () => number;
+  /** True once every move this node left prepared in an earlier run is settled. */
+  readonly settled: () => Promise<boolean>;
+  readonly log: Logger;
+}
+
+interface FollowedMove {
+  readonly hold: Hold;
+  confirmed: boolean;
+  confirming: boolean;
+}
+
+/**
+ * One proxy's part in a directory shared by several (`[directory_store] shared = true`, agreeing
+ * in one authority region). Every `poll_ms` it visits the authority: it commits a heartbeat, then
+ * reads in one snapshot the directory rows written since its last visit, the peers, and the moves
+ * announced. It routes geo-partitioned tables only while its last visit that got through was sent
+ * under `lease_ms` ago (`refusal`); a move another proxy announces holds the move's keys here, and
+ * once no statement admitted before the hold still runs, this proxy confirms it. The hold ends
+ * when the announcement is withdrawn, after the move's new entries are applied.
+ */
+export class SharedDirectory {
+  readonly tables: SharedTables;
+  readonly #options: SharedDirectoryOptions;
+  readonly #startedAt = new Date();
+  readonly #followed = new Map<string, FollowedMove>();
+  /** This node's own announcements to withdraw once its moves are settled (an earlier run's, or in doubt). */
+  readonly #withdrawals = new Set<string>();
+  #fromXid: string | null = null;
+  /** performance.now() when the last visit that got through was sent. */
+  #grantedAt: number | undefined;
+  #visitedAt = 0;
+  #peers: readonly Peer[] = [];
+  #announcements: readonly Announcement[] = [];
+  #created = false;
+  #timer: NodeJS.Timeout | undefined;
+  #visiting: Promise<void> | undefined;
+  #closed = false;
+  #lastError: unknown;
+
+  constructor(options: SharedDirectoryOptions) {
+    this.#options = options;
+    this.tables = new SharedTables(options.store.table);
+  }
+
+  get node(): string {
+    return this.#options.node;
+  }
+
+  get authority(): RegionId {
+    return this.#options.authority;
+  }
+
+  get config(): DirectoryStoreConfig {
+    return this.#options.store;
+  }
+
+  /**
+   * The first visit, then one every poll_ms. An authority that does not answer at start leaves
+   * the proxy serving without a lease: statements on geo-partitioned tables get 57P03 until a
+   * visit gets through.
+   */
+  async open(): Promise<void> {
+    await this.#refuseOtherAuthorities();
+    // A frozen authority must not hold the start: the proxy then serves without a lease.
+    await bounded(this.visit(), this.#options.store.leaseMs).catch(() => undefined);
+    if (this.#grantedAt === undefined)
+      this.#options.log.warn(
+        { authority: this.authority, err: this.#lastError },
+        "the shared directory's authority did not answer: statements on geo-partitioned tables are refused until it does",
+      );
+    this.#schedule();
+  }
+
+  /**
+   * Proxies left at `authority = "home"` with different homes would each agree with themselves.
+   * A live heartbeat in another region's peers table means one of them did: refused at start.
+   */
+  async #refuseOtherAuthorities(): Promise<void> {
+    const { runner, regions, store } = this.#options;
+    const others = regions.filter((region) => region !== this.authority);
+    const found = await Promise.all(
+      others.map(async (region) => {
+        try {
+          const present = await runner.run(region, this.tables.presentSql());
+          if (present.rows[0]?.["present"] !== "t") return [];
+          const rows = (await runner.run(region, this.tables.livePeersSql(this.node, 1.5 * store.leaseMs)))
+            .rows;
+          return rows.map((row) => `${row["node"]} (homed in ${row["home"]}) agrees in region ${region}`);
+        } catch {
+          return []; // A region down now is looked at no further: its proxies cannot agree there either.
+        }
+      }),
+    );
+    const lines = found.flat();
+    if (lines.length > 0)
+      throw new Error(
+        `other proxies of this directory store agree in another region than this one's authority, ${this.authority}: ${lines.join("; ")}. Set the same [directory_store] authority (a region id) in every proxy`,
+      );
+  }
+
+  /** Null while the lease holds; else the 57P03 a statement on a geo-partitioned table gets. */
+  refusal(): PgError | null {
+    const age = this.leaseAgeMs();
+    if (age !== undefined && age < this.#options.store.leaseMs) return null;
+    return leaseLapsed(this.authority, age, this.#options.store.leaseMs, this.#lastError);
+  }
+
+  /** Milliseconds since the last visit that got through was sent; undefined before the first. */
+  leaseAgeMs(): number | undefined {
+    return this.#grantedAt === undefined ? undefined : performance.now() - this.#grantedAt;
+  }
+
+  /** The peers as the last visit found them, this proxy included. */
+  peers(): readonly Peer[] {
+    const since = performance.now() - this.#visitedAt;
+    return this.#peers.map((peer) => ({ ...peer, heartbeatAgeMs: peer.heartbeatAgeMs + since }));
+  }
+
+  /** Moves announced by other proxies whose keys this one holds now. */
+  following(): readonly Announcement[] {
+    return this.#announcements.filter((move) => this.#followed.has(move.id));
+  }
+
+  /**
+   * Claims first writes' keys for `region` in the authority. Resolves with where each key is now:
+   * `region` for those this proxy claimed, another region for a key another proxy placed first.
+   */
+  async claim(keys: readonly string[], region: RegionId): Promise<Map<string, RegionId> | PgError> {
+    const refused = this.refusal();
+    if (refused !== null) return refused;
+    try {
+      await this.ask(this.tables.claimSql(keys, region));
+      const placed = await this.ask(this.tables.placedSql(keys));
+      const where = new Map<string, RegionId>();
+      for (const row of placed.rows)
+        if (row["key"] != null && row["region"] != null) where.set(row["key"], row["region"]);
+      for (const key of keys) {
+        const placedIn = where.get(key);
+        if (placedIn === undefined)
+          return authorityUnreachable(
+            this.authority,
+            "the claim of a new key was not found after it was written",
+          );
+        this.#options.directory.assign(key, placedIn);
+      }
+      return where;
+    } catch (error) {
+      return authorityUnreachable(this.authority, error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  /**
+   * One statement in the authority for a client's statement or a move: it fails after lease_ms
+   * rather than wait on a frozen authority (the statement itself finishes or fails on its own).
+   */
+  ask(sql: string): Promise<SqlRows> {
+    return bounded(this.#options.runner.run(this.authority, sql), this.#options.store.leaseMs);
+  }
+
+  /** An announcement of this node's to withdraw once its moves are settled (see `settled`). */
+  withdrawLater(id: string): void {
+    this.#withdrawals.add(id);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    await this.#visiting?.catch(() => undefined);
+    for (const move of this.#followed.values()) move.hold.release();
+    this.#followed.clear();
+    await this.#options.runner.run(this.authority, this.tables.leaveSql(this.node)).catch(() => undefined);
+  }
+
+  /** One visit at a time: a slow authority delays the next, it never piles them up. */
+  visit(): Promise<void> {
+    this.#visiting ??= this.#visit().finally(() => {
+      this.#visiting = undefined;
+    });
+    return this.#visiting;
+  }
+
+  #schedule(): void {
+    if (this.#closed) return;
+    this.#timer = setTimeout(() => {
+      void this.visit().finally(() => this.#schedule());
+    }, this.#options.store.pollMs);
+    this.#timer.unref();
+  }
+
+  async #visit(): Promise<void> {
+    const { runner, log } = this.#options;
+    const sentAt = performance.now();
+    try {
+      if (!this.#created) await this.#create();
+      await runner.run(
+        this.authority,
+        this.tables.heartbeatSql({
+          node: this.node,
+          home: this.#options.home,
+          pid: process.pid,
+          sessions: this.#options.sessions(),
+          startedAt: this.#startedAt,
+        }),
+      );
+      const read = (await runner.run(this.authority, this.tables.visitSql(this.#fromXid))).rows[0] ?? {};
+      this.#apply(read);
+      const lapsed = this.#grantedAt !== undefined && sentAt - this.#grantedAt >= this.#options.store.leaseMs;
+      this.#grantedAt = sentAt;
+      this.#visitedAt = performance.now();
+      this.#lastError = undefined;
+      if (lapsed)
+        log.info(
+          { authority: this.authority },
+          "the shared directory's authority answers again: routing resumes",
+        );
+      if (this.#withdrawals.size > 0) await this.#withdrawSettled();
+    } catch (error) {
+      // An authority restored without the shared tables (or that lost them in a crash) gets them again.
+      if (error instanceof PgError && error.code === "42P01") this.#created = false;
+      if (this.#lastError === undefined)
+        log.warn(
+          { authority: this.authority, err: error },
+          "a visit to the shared directory's authority failed",
+        );
+      this.#lastError = error;
+    }
+  }
+
+  async #create(): Promise<void> {
+    try {
+      await this.#options.runner.run(this.authority, this.tables.createSql());
+    } catch (error) {
+      // Proxies starting together race on CREATE ... IF NOT EXISTS; the loser's error is the winner's table.
+      if (!(error instanceof PgError && (error.code === "23505" || error.code === "42P07"))) throw error;
+    }
+    const own = await this.#options.runner.run(this.authority, this.tables.ownMovesSql(this.node));
+    for (const row of own.rows) if (row["id"] != null) this.#withdrawals.add(row["id"]);
+    this.#created = true;
+  }
+
+  #apply(read: Record<string, string | null>): void {
+    const directory = this.#options.directory;
+    for (const [key, region] of JSON.parse(read["entries"] ?? "[]") as [string, string][])
+      if (directory.lookup(key) !== region) directory.assign(key, region);
+    this.#fromXid = read["xmin"] ?? this.#fromXid;
+    const moves = (
+      JSON.parse(read["moves"] ?? "[]") as [string, string, string[], string, number, string[]][]
+    ).map(
+      ([id, mover, keys, target, ageMs, confirmedBy]): Announcement => ({
+        id,
+        mover,
+        keys,
+        target,
+        ageMs,
+        confirmedBy,
+      }),
+    );
+    this.#announcements = moves;
+    const counts = new Map<string, number>();
+    for (const move of moves) counts.set(move.mover, (counts.get(move.mover) ?? 0) + 1);
+    this.#peers = (
+      JSON.parse(read["peers"] ?? "[]") as [string, string, number, number, number, string][]
+    ).map(([node, home, heartbeatAgeMs, sessions, pid, startedAt]) => ({
+      node,
+      home,
+      heartbeatAgeMs: Number(heartbeatAgeMs),
+      sessions: Number(sessions),
+      pid: Number(pid),
+      startedAt,
+      moves: counts.get(node) ?? 0,
+    }));
+    const live = new Set(moves.map((move) => move.id));
+    // Withdrawn: the move's entries (committed before it was withdrawn) are applied above.
+    for (const [id, followed] of this.#followed) {
+      if (live.has(id)) continue;
+      followed.hold.release();
+      this.#followed.delete(id);
+    }
+    for (const move of moves) {
+      let followed = this.#followed.get(move.id);
+      if (followed === undefined) {
+        // This node's own live moves hold their keys themselves; an earlier run's are held here.
+        if (move.mover === this.node && !this.#withdrawals.has(move.id)) continue;
+        followed = {
+          hold: this.#options.holds.hold(move.keys),
+          confirmed: move.confirmedBy.includes(this.node),
+          confirming: false,
+        };
+        this.#followed.set(move.id, followed);
+      }
+      // A confirmation that failed or timed out is tried again at the next visit.
+      if (move.mover !== this.node && !followed.confirmed && !followed.confirming)
+        void this.#confirm(move, followed);
+    }
+  }
+
+  /** Confirms a move once no statement admitted before its hold still runs on its keys. */
+  async #confirm(move: Announcement, followed: FollowedMove): Promise<void> {
+    const { holds, store, runner, log } = this.#options;
+    followed.confirming = true;
+    try {
+      if (!(await holds.drained(followed.hold, store.lockTimeoutMs))) {
+        log.warn(
+          { move: move.id, mover: move.mover },
+          "statements on a key another proxy moves are still running: the move is not confirmed yet",
+        );
+        return;
+      }
+      if (this.#followed.get(move.id) !== followed) return;
+      await runner.run(this.authority, this.tables.confirmSql(move.id, this.node));
+      followed.confirmed = true;
+    } catch (error) {
+      log.warn({ move: move.id, err: error }, "could not confirm a move to the shared directory's authority");
+    } finally {
+      followed.confirming = false;
+    }
+  }
+
+  async #withdrawSettled(): Promise<void> {
+    if (!(await this.#options.settled().catch(() => false))) return;
+    const ids = [...this.#withdrawals];
+    await this.#options.runner.run(this.authority, this.tables.withdrawSql(ids));
+    for (const id of ids) this.#withdrawals.delete(id);
+  }
+}
+
+/** `promise`, or a rejection once `ms` have passed without it settling. */
+function bounded<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,136 @@
+import { ident, literal, qualified, textArray } from "./sql-text.js";
+
+/**
+ * The tables a shared directory keeps in its authority region, beside the directory table: the
+ * proxies' heartbeats, the moves announced to them and their confirmations. Every directory row
+ * the authority writes carries the id of the transaction that wrote it (`written_xid`), so a proxy
+ * reads only what changed since its last visit: rows of transactions that were still running at
+ * that visit's snapshot have an id at or above its xmin, and are read again next time.
+ */
+export class SharedTables {
+  readonly directory: string;
+  readonly peers: string;
+  readonly moves: string;
+  readonly confirms: string;
+  private readonly versionIndex: string;
+
+  constructor(table: string) {
+    const dot = table.indexOf(".");
+    const schema = dot < 0 ? undefined : table.slice(0, dot);
+    const base = dot < 0 ? table : table.slice(dot + 1);
+    const sibling = (suffix: string): string =>
+      (schema === undefined ? [] : [ident(schema)]).concat(ident(`${base}${suffix}`)).join(".");
+    this.directory = qualified(table);
+    this.peers = sibling("_peers");
+    this.moves = sibling("_moves");
+    this.confirms = sibling("_confirms");
+    this.versionIndex = ident(`${base}_written_xid`.slice(0, 63));
+  }
+
+  /** Idempotent: every proxy of the shared directory runs it at start, in the authority. */
+  createSql(): string {
+    return [
+      `ALTER TABLE ${this.directory} ADD COLUMN IF NOT EXISTS written_xid xid8`,
+      `CREATE INDEX IF NOT EXISTS ${this.versionIndex} ON ${this.directory} (written_xid)`,
+      `CREATE TABLE IF NOT EXISTS ${this.peers} (
+  node text PRIMARY KEY,
+  home text NOT NULL,
+  pid integer NOT NULL,
+  sessions integer NOT NULL DEFAULT 0,
+  started_at timestamptz NOT NULL,
+  heartbeat_at timestamptz NOT NULL DEFAULT now()
+)`,
+      `CREATE TABLE IF NOT EXISTS ${this.moves} (
+  id bigserial PRIMARY KEY,
+  mover text NOT NULL,
+  keys text[] NOT NULL,
+  target text NOT NULL,
+  announced_at timestamptz NOT NULL DEFAULT now()
+)`,
+      `CREATE TABLE IF NOT EXISTS ${this.confirms} (
+  move_id bigint NOT NULL,
+  node text NOT NULL,
+  confirmed_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (move_id, node)
+)`,
+    ].join(";\n");
+  }
+
+  /** One proxy's heartbeat: committed on its own, before the visit reads anything. */
+  heartbeatSql(beat: { node: string; home: string; pid: number; sessions: number; startedAt: Date }): string {
+    return `INSERT INTO ${this.peers} (node, home, pid, sessions, started_at, heartbeat_at) VALUES (${literal(beat.node)}, ${literal(beat.home)}, ${beat.pid}, ${beat.sessions}, ${literal(beat.startedAt.toISOString())}, now()) ON CONFLICT (node) DO UPDATE SET home = EXCLUDED.home, pid = EXCLUDED.pid, sessions = EXCLUDED.sessions, started_at = EXCLUDED.started_at, heartbeat_at = now()`;
+  }
+
+  /**
+   * What a visit reads, in one snapshot: its xmin (where the next visit starts), the directory
+   * rows written since `fromXid` (every row with a written_xid when null), the peers with their
+   * heartbeat's age by the authority's clock, and the moves announced, with who confirmed each.
+   */
+  visitSql(fromXid: string | null): string {
+    const changed = fromXid === null ? "written_xid IS NOT NULL" : `written_xid >= ${literal(fromXid)}::xid8`;
+    const age = (column: string): string => `(extract(epoch FROM now() - ${column}) * 1000)::bigint`;
+    return `SELECT pg_catalog.pg_snapshot_xmin(pg_catalog.pg_current_snapshot())::text AS xmin,
+  (SELECT coalesce(json_agg(json_build_array(key, region)), '[]') FROM ${this.directory} WHERE ${changed})::text AS entries,
+  (SELECT coalesce(json_agg(json_build_array(node, home, ${age("heartbeat_at")}, sessions, pid, started_at) ORDER BY node), '[]') FROM ${this.peers})::text AS peers,
+  (SELECT coalesce(json_agg(json_build_array(m.id::text, m.mover, m.keys, m.target, ${age("m.announced_at")}, (SELECT coalesce(json_agg(c.node), '[]') FROM ${this.confirms} c WHERE c.move_id = m.id)) ORDER BY m.id), '[]') FROM ${this.moves} m)::text AS moves`;
+  }
+
+  /** A first write's claim: the key goes to `region` unless another proxy placed it first. */
+  claimSql(keys: readonly string[], region: string): string {
+    return `INSERT INTO ${this.directory} (key, region, written_xid) SELECT k, ${literal(region)}, pg_catalog.pg_current_xact_id() FROM unnest(${textArray(keys)}) AS k ON CONFLICT (key) DO NOTHING`;
+  }
+
+  /** Where the claimed keys are now, read after the claim committed (a later snapshot). */
+  placedSql(keys: readonly string[]): string {
+    return `SELECT key, region FROM ${this.directory} WHERE key = ANY(${textArray(keys)})`;
+  }
+
+  /** A move's entry in the authority, inside the move's transaction: peers read it as a change. */
+  moveSql(keys: readonly string[], region: string): string {
+    return `INSERT INTO ${this.directory} (key, region, moved_at, written_xid) SELECT k, ${literal(region)}, now(), pg_catalog.pg_current_xact_id() FROM unnest(${textArray(keys)}) AS k ON CONFLICT (key) DO UPDATE SET region = EXCLUDED.region, moved_at = EXCLUDED.moved_at, written_xid = EXCLUDED.written_xid`;
+  }
+
+  /** Announces a move, committed before the mover looks at who must confirm it. */
+  announceSql(mover: string, keys: readonly string[], target: string): string {
+    return `INSERT INTO ${this.moves} (mover, keys, target) VALUES (${literal(mover)}, ${textArray(keys)}, ${literal(target)}) RETURNING id::text AS id`;
+  }
+
+  /** Earlier announcements by other proxies of any of these keys: the later move gives way. */
+  overlappingSql(id: string, mover: string, keys: readonly string[]): string {
+    return `SELECT id::text AS id, mover FROM ${this.moves} WHERE id < ${literal(id)}::bigint AND mover <> ${literal(mover)} AND keys && ${textArray(keys)} ORDER BY id LIMIT 1`;
+  }
+
+  /** The peers' heartbeat ages and who confirmed move `id`, for the mover's wait. */
+  confirmationsSql(id: string): string {
+    return `SELECT p.node, (extract(epoch FROM now() - p.heartbeat_at) * 1000)::bigint::text AS age_ms, EXISTS (SELECT 1 FROM ${this.confirms} c WHERE c.move_id = ${literal(id)}::bigint AND c.node = p.node) AS confirmed FROM ${this.peers} p`;
+  }
+
+  confirmSql(id: string, node: string): string {
+    return `INSERT INTO ${this.confirms} (move_id, node) VALUES (${literal(id)}::bigint, ${literal(node)}) ON CONFLICT DO NOTHING`;
+  }
+
+  withdrawSql(ids: readonly string[]): string {
+    const list = `ARRAY[${ids.map((id) => `${literal(id)}::bigint`).join(", ")}]`;
+    return `DELETE FROM ${this.confirms} WHERE move_id = ANY(${list}); DELETE FROM ${this.moves} WHERE id = ANY(${list})`;
+  }
+
+  /** This node's announcements left by an earlier run (withdrawn once its moves are settled). */
+  ownMovesSql(node: string): string {
+    return `SELECT id::text AS id FROM ${this.moves} WHERE mover = ${literal(node)}`;
+  }
+
+  /** Whether a region has the peers table (proxies agreed there once). */
+  presentSql(): string {
+    return `SELECT pg_catalog.to_regclass(${literal(this.peers)}) IS NOT NULL AS present`;
+  }
+
+  /** Other proxies whose heartbeat in this region is younger than `withinMs`. */
+  livePeersSql(node: string, withinMs: number): string {
+    return `SELECT node, home FROM ${this.peers} WHERE node <> ${literal(node)} AND heartbeat_at > now() - ${literal(`${Math.round(withinMs)} milliseconds`)}::interval`;
+  }
+
+  /** A proxy that stops cleanly leaves the peers at once. */
+  leaveSql(node: string): string {
+    return `DELETE FROM ${this.peers} WHERE node = ${literal(node)}`;
+  }
+}

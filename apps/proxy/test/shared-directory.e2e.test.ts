@@ -1,0 +1,350 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type PgCluster, startCluster } from "@geo/testkit";
+import pg from "pg";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { REGIONS, type RegionName, regionsToml } from "./support/fake-regions.js";
+import { connectDirect, MOVE_SCHEMA } from "./support/move-regions.js";
+import { ProxyChild } from "./support/proxy-child.js";
+
+// Several proxies as real processes over three real servers, sharing one directory whose
+// authority is eu-west: each homed in another region, they agree on new keys, a move through one
+// is held by the other, and losing the authority stops routing on geo-partitioned tables only.
+let cluster: PgCluster;
+let direct: Record<RegionName, pg.Client>;
+let folder: string;
+const running: ProxyChild[] = [];
+const clients: pg.Client[] = [];
+
+const POLL_MS = 100;
+const LEASE_MS = 600;
+const SHARED = `shared = true\nauthority = "eu-west"\npoll_ms = ${POLL_MS}\nlease_ms = ${LEASE_MS}\nhold_ms = 8000\n`;
+
+const AUTH = `[auth]
+method = "scram-sha-256"
+lookup = false
+users = [{ name = "ops", password = "ops-secret" }]
+operators = ["ops"]
+`;
+
+beforeAll(async () => {
+  cluster = await startCluster({ count: 3, initSql: MOVE_SCHEMA });
+  direct = await connectDirect(cluster);
+  folder = await mkdtemp(join(tmpdir(), "geo-shared-directory-"));
+});
+
+beforeEach(async () => {
+  for (const region of REGIONS) {
+    await direct[region].query(
+      "DROP TABLE IF EXISTS geoproxy_directory, geoproxy_directory_peers, geoproxy_directory_moves, geoproxy_directory_confirms; TRUNCATE orders, users",
+    );
+  }
+});
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.end().catch(() => undefined)));
+  for (const child of running) {
+    try {
+      if (child.pid !== undefined) process.kill(child.pid, "SIGCONT");
+    } catch {
+      // Exited already.
+    }
+  }
+  await Promise.all(running.splice(0).map((child) => child.stop()));
+});
+
+afterAll(async () => {
+  for (const client of Object.values(direct ?? {})) await client.end().catch(() => undefined);
+  await cluster?.stop();
+  if (folder !== undefined) await rm(folder, { recursive: true, force: true });
+});
+
+/** A proxy named `node`, homed in `home`, over the three servers with `store` as its [directory_store]. */
+async function launch(node: string, home: RegionName, store = SHARED): Promise<ProxyChild> {
+  const data = await mkdtemp(join(folder, `${node}-`));
+  const toml = regionsToml(
+    cluster.servers.map((s) => s.port),
+    `\n${AUTH}\n[txn]\ndata_dir = "${data}"\n\n[directory_store]\n${store}\n`,
+  )
+    .replace("[server]\n", `[server]\nnode = "${node}"\n`)
+    .replace("home = true\n", "")
+    .replace(`id = "${home}"\n`, `id = "${home}"\nhome = true\n`);
+  const configPath = join(data, "geoproxy.toml");
+  await writeFile(configPath, toml);
+  const child = new ProxyChild(["--config", configPath, "--log-level", "info"]);
+  running.push(child);
+  return child;
+}
+
+async function connect(port: number): Promise<pg.Client> {
+  const client = new pg.Client({
+    host: "127.0.0.1",
+    port,
+    user: "ops",
+    password: "ops-secret",
+    database: "postgres",
+  });
+  await client.connect();
+  clients.push(client);
+  return client;
+}
+
+/** The regions whose own server holds rows of `key`. */
+async function regionsWith(key: string): Promise<RegionName[]> {
+  const found: RegionName[] = [];
+  for (const region of REGIONS) {
+    const { rows } = await direct[region].query("SELECT count(*)::int AS n FROM users WHERE tenant_id = $1", [
+      key,
+    ]);
+    if (rows[0].n > 0) found.push(region);
+  }
+  return found;
+}
+
+async function peers(client: pg.Client): Promise<Record<string, string | null>[]> {
+  return (await client.query("SHOW PEERS")).rows;
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not true within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe("a directory shared by two proxies", () => {
+  it("lists both proxies in SHOW PEERS with their homes and leases, and a stopped one leaves the list", async () => {
+    const a = await launch("eu-proxy", "eu-west");
+    const b = await launch("us-proxy", "us-east");
+    const [portA, portB] = await Promise.all([a.listening(), b.listening()]);
+    const client = await connect(portA);
+    await until(async () => (await peers(client)).length === 2, 5000);
+    const rows = await peers(client);
+    expect(rows.map((row) => [row["node"], row["home"], row["this_proxy"], row["lease"]])).toEqual([
+      ["eu-proxy", "eu-west", "t", "held"],
+      ["us-proxy", "us-east", "f", "held"],
+    ]);
+    expect(Number(rows[1]!["heartbeat_age_ms"])).toBeLessThan(LEASE_MS);
+    await (await connect(portB)).end();
+    await b.stop();
+    await until(async () => (await peers(client)).length === 1, 5000);
+  });
+
+  it("places a new key written through both proxies at once in one region, whichever home each has", async () => {
+    const a = await launch("eu-proxy", "eu-west");
+    const b = await launch("us-proxy", "us-east");
+    const [clientA, clientB] = await Promise.all([
+      connect(await a.listening()),
+      connect(await b.listening()),
+    ]);
+    const keys = Array.from({ length: 20 }, (_, i) => `fresh-${i}`);
+    await Promise.all(
+      keys.flatMap((key) => [
+        clientA.query("INSERT INTO users (tenant_id, id, name) VALUES ($1, 1, 'a')", [key]),
+        clientB.query("INSERT INTO users (tenant_id, id, name) VALUES ($1, 2, 'b')", [key]),
+      ]),
+    );
+    const homes = new Set<RegionName>();
+    for (const key of keys) {
+      const where = await regionsWith(key);
+      expect(where, key).toHaveLength(1);
+      homes.add(where[0]!);
+      // Both proxies read both rows, wherever the key went.
+      for (const client of [clientA, clientB]) {
+        const { rows } = await client.query("SELECT id FROM users WHERE tenant_id = $1 ORDER BY id", [key]);
+        expect(
+          rows.map((row) => Number(row.id)),
+          key,
+        ).toEqual([1, 2]);
+      }
+    }
+    expect([...homes].every((region) => region === "eu-west" || region === "us-east")).toBe(true);
+    // The authority lists each key once, where its rows are.
+    const { rows } = await direct["eu-west"].query(
+      "SELECT key, region FROM geoproxy_directory WHERE key LIKE 'fresh-%' AND written_xid IS NOT NULL",
+    );
+    expect(rows).toHaveLength(keys.length);
+    for (const row of rows) expect(await regionsWith(row.key)).toEqual([row.region]);
+  });
+
+  it("moves a key through one proxy while the other increments its row: every committed increment is in the sum", async () => {
+    const a = await launch("mover", "eu-west");
+    const b = await launch("writer", "us-east");
+    const [clientA, clientB] = await Promise.all([
+      connect(await a.listening()),
+      connect(await b.listening()),
+    ]);
+    await clientB.query("INSERT INTO users (tenant_id, id, name) VALUES ('counter', 1, '0')");
+    const start = (await regionsWith("counter"))[0]!;
+    let committed = 0;
+    let lost = 0;
+    const refused: string[] = [];
+    let stop = false;
+    const writer = (async () => {
+      while (!stop) {
+        try {
+          const result = await clientB.query(
+            "UPDATE users SET name = (name::int + 1)::text WHERE tenant_id = 'counter' AND id = 1",
+          );
+          if (result.rowCount === 1) committed++;
+          else lost++;
+        } catch (error) {
+          refused.push((error as { code?: string }).code ?? String(error));
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      }
+    })();
+    const targets = REGIONS.filter((region) => region !== start);
+    const moved: RegionName[] = [];
+    for (const to of [...targets, start, targets[0]!]) {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      const { rows } = await clientA.query(`RELOCATE counter TO '${to}'`);
+      expect(rows.length).toBeGreaterThan(0);
+      moved.push(to);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    stop = true;
+    await writer;
+    const where = await regionsWith("counter");
+    expect(where).toEqual([moved.at(-1)]);
+    const { rows } = await direct[where[0]!].query("SELECT name FROM users WHERE tenant_id = 'counter'");
+    expect(lost).toBe(0);
+    expect(committed).toBeGreaterThan(10);
+    expect(Number(rows[0].name)).toBe(committed);
+    // Held statements wait for the move rather than fail; only the documented retryable 40001 may appear.
+    expect(refused.filter((code) => code !== "40001")).toEqual([]);
+    // Both proxies now route the key where it went.
+    for (const client of [clientA, clientB]) {
+      const { rows: read } = await client.query("SELECT name FROM users WHERE tenant_id = 'counter'");
+      expect(Number(read[0].name)).toBe(committed);
+    }
+  });
+
+  it("does not wait for a frozen peer past 1.5 x lease_ms, and the peer routes again only after catching up", async () => {
+    const a = await launch("mover", "eu-west");
+    const b = await launch("frozen", "us-east");
+    const [clientA, clientB] = await Promise.all([
+      connect(await a.listening()),
+      connect(await b.listening()),
+    ]);
+    await clientA.query("INSERT INTO users (tenant_id, id, name) VALUES ('ice', 1, 'x')");
+    expect((await clientB.query("SELECT name FROM users WHERE tenant_id = 'ice'")).rows).toHaveLength(1);
+    const from = (await regionsWith("ice"))[0]!;
+    const to = REGIONS.find((region) => region !== from)!;
+    process.kill(b.pid!, "SIGSTOP");
+    const started = Date.now();
+    await clientA.query(`RELOCATE ice TO '${to}'`);
+    const took = Date.now() - started;
+    // It waited for the frozen peer's heartbeat to age past 1.5 x lease_ms, not for lock_timeout_ms.
+    expect(took).toBeGreaterThanOrEqual(LEASE_MS * 1.5 - 2 * POLL_MS);
+    expect(await regionsWith("ice")).toEqual([to]);
+    process.kill(b.pid!, "SIGCONT");
+    // Its first statement after waking is refused (lease lapsed) or answered from the new region.
+    const after = await clientB
+      .query("UPDATE users SET name = 'thawed' WHERE tenant_id = 'ice'")
+      .then((result) => result.rowCount)
+      .catch((error: { code?: string }) => error.code);
+    expect([1, "57P03"]).toContain(after);
+    await until(async () => {
+      const result = await clientB
+        .query("UPDATE users SET name = 'thawed' WHERE tenant_id = 'ice'")
+        .catch(() => ({ rowCount: -1 }));
+      return result.rowCount === 1;
+    }, 5000);
+    expect((await direct[to].query("SELECT name FROM users WHERE tenant_id = 'ice'")).rows[0].name).toBe(
+      "thawed",
+    );
+  });
+
+  it("refuses statements on geo-partitioned tables with 57P03 while the authority is down, serves the rest, and resumes", async () => {
+    const a = await launch("eu-proxy", "eu-west");
+    const b = await launch("us-proxy", "us-east");
+    const [clientA, clientB] = await Promise.all([
+      connect(await a.listening()),
+      connect(await b.listening()),
+    ]);
+    await clientB.query("INSERT INTO users (tenant_id, id, name) VALUES ('steady', 1, 'x')");
+    // The servers commit asynchronously: what the authority holds is made durable before it stops.
+    await direct["eu-west"].query("CHECKPOINT");
+    // The test's own client to eu-west dies with the server; a new one is opened after.
+    direct["eu-west"].on("error", () => undefined);
+    await cluster.stopServer(0, "immediate");
+    try {
+      await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 2 * POLL_MS));
+      const refusal = await clientB.query("SELECT name FROM users WHERE tenant_id = 'steady'").then(
+        () => null,
+        (error: { code?: string; message?: string; hint?: string }) => error,
+      );
+      expect(refusal?.code).toBe("57P03");
+      expect(refusal?.message).toContain("region eu-west");
+      expect(refusal?.hint).toContain("SHOW PEERS");
+      // A statement on no geo-partitioned table still goes.
+      expect((await clientB.query("SELECT 41 + 1 AS n")).rows[0].n).toBe(42);
+      const lease = (await peers(clientB)).find((row) => row["this_proxy"] === "t");
+      expect(lease?.["lease"]).not.toBe("held");
+    } finally {
+      await cluster.startServer(0);
+      const server = cluster.servers[0]!;
+      direct["eu-west"] = new pg.Client({
+        host: server.host,
+        port: server.port,
+        user: "postgres",
+        database: "postgres",
+      });
+      await direct["eu-west"].connect();
+    }
+    await until(async () => {
+      const result = await clientB
+        .query("SELECT name FROM users WHERE tenant_id = 'steady'")
+        .catch(() => ({ rows: [] as unknown[] }));
+      return result.rows.length === 1;
+    }, 10_000);
+    const fresh = await connect(await a.listening());
+    await until(async () => {
+      const result = await fresh
+        .query("SELECT name FROM users WHERE tenant_id = 'steady'")
+        .catch(() => ({ rows: [] }));
+      return result.rows.length === 1;
+    }, 10_000);
+    void clientA;
+  });
+
+  it("refuses to start a proxy whose authority is its own home while a live peer agrees in another region", async () => {
+    const home = `shared = true\npoll_ms = ${POLL_MS}\nlease_ms = ${LEASE_MS}\n`;
+    const first = await launch("eu-home", "eu-west", home);
+    await first.listening();
+    const second = await launch("us-home", "us-east", home);
+    expect(await second.exitCode()).toBe(69);
+    expect(second.stderr).toContain("eu-home (homed in eu-west) agrees in region eu-west");
+    expect(second.stderr).toContain("Set the same [directory_store] authority");
+  });
+
+  it("refuses a shared proxy beside one that owns the store alone, and one with a fixed directory beside shared ones", async () => {
+    const alone = await launch("alone", "eu-west", "");
+    await alone.listening();
+    const shared = await launch("joiner", "us-east");
+    expect(await shared.exitCode()).toBe(69);
+    expect(shared.stderr).toContain('application_name "geoproxy store alone"');
+    await alone.stop();
+
+    const first = await launch("first", "eu-west");
+    await first.listening();
+    const data = await mkdtemp(join(folder, "fixed-"));
+    const keys = join(data, "keys.tsv");
+    await writeFile(keys, "alice\teu-west\n");
+    const config = join(data, "geoproxy.toml");
+    await writeFile(
+      config,
+      regionsToml(
+        cluster.servers.map((s) => s.port),
+        `\n[txn]\ndata_dir = "${data}"\n`,
+      ).replace("[server]\n", '[server]\nnode = "fixed"\n'),
+    );
+    const fixed = new ProxyChild(["--config", config, "--directory", keys, "--log-level", "info"]);
+    running.push(fixed);
+    expect(await fixed.exitCode()).toBe(69);
+    expect(fixed.stderr).toContain('application_name "geoproxy shared first"');
+  });
+});
