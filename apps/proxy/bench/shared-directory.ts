@@ -97,6 +97,7 @@ const lines: string[] = [];
   let committed = 0;
   let lost = 0;
   const refused = new Map<string, number>();
+  const messages: string[] = [];
   let stop = false;
   const incrementing = (async () => {
     while (!stop) {
@@ -108,6 +109,7 @@ const lines: string[] = [];
         else lost++;
       } catch (error) {
         const code = (error as { code?: string }).code ?? "?";
+        if (!refused.has(code)) messages.push(`${code}: ${(error as Error).message}`);
         refused.set(code, (refused.get(code) ?? 0) + 1);
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
@@ -130,6 +132,7 @@ const lines: string[] = [];
   lines.push(
     `${SECONDS} s of increments through one proxy while the other moved the key ${moved} times: ${committed} committed, row value ${sum} (${sum === committed ? "exact" : "WRONG"}), ${lost} UPDATE 0, refused ${JSON.stringify(Object.fromEntries(refused))}; moves ${summary(moveTimes)}`,
   );
+  for (const message of messages) lines.push(`  first ${message}`);
   await writer.end();
   await ops.end();
 

@@ -226,7 +226,7 @@ export class SharedDirectory {
         }),
       );
       const read = (await runner.run(this.authority, this.tables.visitSql(this.#fromXid))).rows[0] ?? {};
-      this.#apply(read);
+      await this.#apply(read);
       const lapsed = this.#grantedAt !== undefined && sentAt - this.#grantedAt >= this.#options.store.leaseMs;
       this.#grantedAt = sentAt;
       this.#visitedAt = performance.now();
@@ -261,7 +261,7 @@ export class SharedDirectory {
     this.#created = true;
   }
 
-  #apply(read: Record<string, string | null>): void {
+  async #apply(read: Record<string, string | null>): Promise<void> {
     const directory = this.#options.directory;
     for (const [key, region] of JSON.parse(read["entries"] ?? "[]") as [string, string][])
       if (directory.lookup(key) !== region) directory.assign(key, region);
@@ -294,11 +294,17 @@ export class SharedDirectory {
     }));
     const live = new Set(moves.map((move) => move.id));
     // Withdrawn: the move's entries (committed before it was withdrawn) are applied above.
+    let released = false;
     for (const [id, followed] of this.#followed) {
       if (live.has(id)) continue;
       followed.hold.release();
       this.#followed.delete(id);
+      released = true;
     }
+    // The statements a withdrawal lets go are admitted before a new announcement holds the keys
+    // again (its confirmation then waits for them): back-to-back moves of a key cannot starve them.
+    if (released && moves.some((move) => !this.#followed.has(move.id)))
+      await new Promise((resolve) => setImmediate(resolve));
     for (const move of moves) {
       let followed = this.#followed.get(move.id);
       if (followed === undefined) {
