@@ -13,19 +13,14 @@ import pg from "pg";
 import { SharedTables } from "../src/directory/shared-tables.js";
 import { type RunningProxy, startProxy } from "../src/index.js";
 import { regionsToml } from "../test/support/fake-regions.js";
+import { MOVE_SCHEMA } from "../test/support/move-regions.js";
 
 const ROUNDS = Number(process.env["ROUNDS"] ?? 300);
 const MOVES = 10;
 const SECONDS = Number(process.env["SECONDS"] ?? 15);
-const SCHEMA = `
-CREATE TABLE users (tenant_id text NOT NULL, id bigint NOT NULL, name text NOT NULL, PRIMARY KEY (tenant_id, id));
-CREATE TABLE orders (tenant_id text NOT NULL, id bigint NOT NULL, user_id bigint NOT NULL, total numeric(12,2) NOT NULL,
-  PRIMARY KEY (tenant_id, id), FOREIGN KEY (tenant_id, user_id) REFERENCES users (tenant_id, id));
-CREATE TABLE currencies (code char(3) PRIMARY KEY, name text NOT NULL);
-CREATE TABLE eu_audit (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, tenant_id text NOT NULL, action text NOT NULL);`;
 const AUTH = `[auth]\nmethod = "scram-sha-256"\nlookup = false\nusers = [{ name = "ops", password = "ops" }]\noperators = ["ops"]\n`;
 
-const cluster = await startCluster({ count: 3, initSql: SCHEMA });
+const cluster = await startCluster({ count: 3, initSql: MOVE_SCHEMA });
 const ports = cluster.servers.map((server) => server.port);
 
 function proxy(node: string, store: string): Promise<RunningProxy> {
