@@ -284,6 +284,8 @@ describe("a directory shared by two proxies", () => {
       expect((await clientB.query("SELECT 41 + 1 AS n")).rows[0].n).toBe(42);
       const lease = (await peers(clientB)).find((row) => row["this_proxy"] === "t");
       expect(lease?.["lease"]).not.toBe("held");
+      const alerts = (await clientB.query("SHOW ALERTS")).rows.map((row) => [row.name, row.subject]);
+      expect(alerts).toContainEqual(["directory_unreachable", "eu-west"]);
     } finally {
       await cluster.startServer(0);
       const server = cluster.servers[0]!;

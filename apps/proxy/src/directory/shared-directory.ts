@@ -2,6 +2,7 @@ import type { DirectoryStoreConfig, MutableDirectory, RegionId } from "@geo/core
 import { PgError } from "@geo/proto";
 import type { Logger } from "../log.js";
 import type { Hold, HoldRegistry } from "../moves/hold-registry.js";
+import type { Fact } from "../observability/alert-book.js";
 import type { Announcement, Peer } from "./peer-view.js";
 import type { RegionRunner, SqlRows } from "./region-runner.js";
 import { authorityUnreachable, leaseLapsed } from "./shared-errors.js";
@@ -131,6 +132,34 @@ export class SharedDirectory {
   /** Milliseconds since the last visit that got through was sent; undefined before the first. */
   leaseAgeMs(): number | undefined {
     return this.#grantedAt === undefined ? undefined : performance.now() - this.#grantedAt;
+  }
+
+  /**
+   * `directory_unreachable` while the lease has lapsed (subject the authority), and `move_stalled`
+   * for each announced move older than twice hold_ms (subject the move's id): its keys are held.
+   */
+  facts(): Fact[] {
+    const facts: Fact[] = [];
+    const age = this.leaseAgeMs();
+    if (age === undefined || age >= this.#options.store.leaseMs)
+      facts.push({
+        name: "directory_unreachable",
+        subject: this.authority,
+        message:
+          age === undefined
+            ? `the shared directory's authority has not answered since this proxy started: statements on geo-partitioned tables are refused (57P03)`
+            : `the shared directory's authority last answered ${Math.round(age)} ms ago, past lease_ms: statements on geo-partitioned tables are refused (57P03)`,
+      });
+    const since = performance.now() - this.#visitedAt;
+    for (const move of this.#announcements) {
+      if (move.ageMs + since < 2 * this.#options.store.holdMs) continue;
+      facts.push({
+        name: "move_stalled",
+        subject: `move ${move.id}`,
+        message: `proxy ${move.mover} announced a move of ${move.keys.length} key(s) to ${move.target} ${Math.round((move.ageMs + since) / 1000)} s ago and has not withdrawn it: statements on those keys wait and then get 40001; restart ${move.mover} (it withdraws its moves once settled)`,
+      });
+    }
+    return facts;
   }
 
   /** The peers as the last visit found them, this proxy included. */

@@ -20,6 +20,8 @@ export const ALERT_NAMES = [
   "sequence_ids_collide",
   "schema_drift",
   "node_claim_missing",
+  "directory_unreachable",
+  "move_stalled",
 ] as const;
 export type AlertName = (typeof ALERT_NAMES)[number];
 

@@ -24,6 +24,7 @@ import { TxnService } from "../distributed/txn-service.js";
 import { shuttingDown, tooManyClients } from "../errors/catalog.js";
 import { RegionPools } from "../executor/region-pools.js";
 import { createLogger, type Logger, type LogLevel } from "../log.js";
+import type { Moves } from "../moves/moves.js";
 import { Observability } from "../observability/observability.js";
 import { ReplicaService } from "../replicas/replica-service.js";
 import { Router } from "../routing/router.js";
@@ -144,6 +145,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   const replicas = ReplicaService.create(config, topology, security.connect);
   await replicas?.start();
   let txnRef: TxnService | undefined;
+  let movesRef: Moves | undefined;
   const observability = await Observability.start({
     config,
     topology,
@@ -156,7 +158,12 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       ? {}
       : { health: replicas.health, replicaPools: () => replicas.pools.stats() }),
     downAtStart: down.map((probe) => ({ region: probe.region, reason: probe.error ?? "unreachable" })),
-    facts: () => [...collations.facts(), ...catalog.facts(), ...(txnRef?.claimFacts() ?? [])],
+    facts: () => [
+      ...collations.facts(),
+      ...catalog.facts(),
+      ...(txnRef?.claimFacts() ?? []),
+      ...(movesRef?.shared?.facts() ?? []),
+    ],
     analysisOf: (route) => router.analysisOf(route),
     traffic: security.traffic,
     schemaDrift: () => catalog.schemaDrift.report(),
@@ -215,6 +222,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     await pools.close(0);
     throw error;
   });
+  movesRef = moves;
   if (moves !== undefined) observability.watchMoves(() => moves.mover.progress());
 
   const late = new LateRegions({
