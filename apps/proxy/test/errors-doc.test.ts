@@ -291,6 +291,7 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
   "proxy.outsideForeignKey": [["reviews", "users", "us"]],
   "proxy.countMismatch": [["orders", "deleted", 10, 9]],
   "proxy.moveLockTimeout": [["a transaction holds the key's tables", 5000]],
+  "proxy.keyAlreadyMoving": [["alice"]],
   "proxy.lookupFailed": [["alice", boom]],
   "proxy.tableMissingInDestination": [["orders"]],
   "proxy.moveAbandoned": [

@@ -37,7 +37,7 @@ beforeAll(async () => {
 beforeEach(async () => {
   for (const region of REGIONS) {
     await direct[region].query(
-      "DROP TABLE IF EXISTS geoproxy_directory, geoproxy_directory_peers, geoproxy_directory_moves, geoproxy_directory_confirms; TRUNCATE orders, users",
+      "DROP TABLE IF EXISTS geoproxy_directory, geoproxy_directory_peers, geoproxy_directory_moves, geoproxy_directory_confirms, geoproxy_directory_moving; TRUNCATE orders, users",
     );
   }
 });
@@ -220,6 +220,81 @@ describe("a directory shared by two proxies", () => {
       const { rows: read } = await client.query("SELECT name FROM users WHERE tenant_id = 'counter'");
       expect(Number(read[0].name)).toBe(committed);
     }
+  });
+
+  it("refuses a second move of a key while one is announced, through the other proxy or the same one", async () => {
+    const a = await launch("first-mover", "eu-west");
+    const b = await launch("second-mover", "us-east");
+    const c = await launch("sleeper", "ap-south");
+    const [portA, portB] = await Promise.all([a.listening(), b.listening(), c.listening()]);
+    const [clientA, againA, clientB] = [await connect(portA), await connect(portA), await connect(portB)];
+    await clientA.query("INSERT INTO users (tenant_id, id, name) VALUES ('contested', 1, 'x')");
+    const from = (await regionsWith("contested"))[0]!;
+    const [to, other] = REGIONS.filter((region) => region !== from);
+    await until(async () => (await peers(clientA)).length === 3, 5000);
+    // The first move waits up to 1.5 x lease_ms for the frozen peer's confirmation: the window.
+    process.kill(c.pid!, "SIGSTOP");
+    const firstMove = clientA.query(`RELOCATE contested TO '${to}'`);
+    await until(
+      async () =>
+        (await direct["eu-west"].query("SELECT count(*)::int AS n FROM geoproxy_directory_moving")).rows[0]
+          .n === 1,
+      5000,
+    );
+    const throughB = await clientB.query(`RELOCATE contested TO '${other}'`).catch((error) => error);
+    expect(throughB.code).toBe("55P03");
+    expect(throughB.message).toContain("being moved by proxy first-mover");
+    const throughA = await againA.query(`RELOCATE contested TO '${other}'`).catch((error) => error);
+    expect(throughA.code).toBe("55P03");
+    expect(throughA.message).toContain("another move through this proxy");
+    await firstMove;
+    expect(await regionsWith("contested")).toEqual([to]);
+    // Nothing of the refused moves is left announced.
+    expect(
+      (await direct["eu-west"].query("SELECT count(*)::int AS n FROM geoproxy_directory_moving")).rows[0].n,
+    ).toBe(0);
+    expect((await clientB.query("SELECT name FROM users WHERE tenant_id = 'contested'")).rows).toHaveLength(
+      1,
+    );
+  });
+
+  it("keeps a key's rows in one region, where both proxies route it, when the two move it at the same time", async () => {
+    const a = await launch("left", "eu-west");
+    const b = await launch("right", "us-east");
+    const [clientA, clientB] = [await connect(await a.listening()), await connect(await b.listening())];
+    await clientA.query("INSERT INTO users (tenant_id, id, name) VALUES ('tug', 1, 'x')");
+    await until(async () => (await peers(clientA)).length === 2, 5000);
+    const outcomes: string[] = [];
+    for (let round = 0; round < 12; round++) {
+      const [toA, toB] = [REGIONS[round % 3]!, REGIONS[(round + 1) % 3]!];
+      const results = await Promise.all([
+        clientA.query(`RELOCATE tug TO '${toA}'`).then(
+          () => "moved",
+          (error: { code?: string }) => error.code ?? "?",
+        ),
+        clientB.query(`RELOCATE tug TO '${toB}'`).then(
+          () => "moved",
+          (error: { code?: string }) => error.code ?? "?",
+        ),
+      ]);
+      outcomes.push(...results);
+      const where = await regionsWith("tug");
+      expect(where, `round ${round}`).toHaveLength(1);
+      const { rows } = await direct["eu-west"].query(
+        "SELECT region FROM geoproxy_directory WHERE key = 'tug'",
+      );
+      expect(rows[0].region, `round ${round}`).toBe(where[0]);
+      await until(async () => {
+        const [readA, readB] = await Promise.all([
+          clientA.query("SELECT name FROM users WHERE tenant_id = 'tug'"),
+          clientB.query("SELECT name FROM users WHERE tenant_id = 'tug'"),
+        ]);
+        return readA.rows.length === 1 && readB.rows.length === 1;
+      }, 3000);
+    }
+    // A move that lost the race is refused with the documented 55P03, never half made.
+    expect(outcomes.filter((outcome) => outcome !== "moved" && outcome !== "55P03")).toEqual([]);
+    expect(outcomes).toContain("moved");
   });
 
   it("does not wait for a frozen peer past 1.5 x lease_ms, and the peer routes again only after catching up", async () => {

@@ -93,6 +93,15 @@ export class Recovery {
     return this.running;
   }
 
+  /**
+   * A pass that begins after this call: one under way is waited for, not shared, since it may have
+   * scanned before a transaction the caller has just handed over was prepared.
+   */
+  async runFresh(): Promise<RecoveryReport> {
+    await this.running?.catch(() => {});
+    return this.runOnce();
+  }
+
   /** Runs a pass now (the start-up recovery) and then every intervalMs until stop(). */
   async start(): Promise<RecoveryReport> {
     const report = await this.runOnce();

@@ -253,12 +253,17 @@ async function recordFirstWrites(
   split: CopySplit,
   into: Map<string, string[]>,
 ): Promise<PgError | null> {
-  const store = session.runtime.moves?.store;
-  if (store === undefined) return null;
+  const moves = session.runtime.moves;
+  if (moves === undefined) return null;
+  const store = moves.store;
   for (const [i, copy] of copies.entries()) {
-    const keys = [...split.newKeys[i]!].filter((key) => store.directory.lookup(key) === undefined);
+    // Shared: every key the split placed as new is claimed, even one a visit has listed since (a
+    // peer's claim): the claim then answers where the key is, and a COPY that put it elsewhere fails.
+    const keys = [...split.newKeys[i]!].filter(
+      (key) => moves.shared !== undefined || store.directory.lookup(key) === undefined,
+    );
     if (keys.length === 0) continue;
-    const claimed = await session.runtime.moves!.claimCopied(keys, copy.region);
+    const claimed = await moves.claimCopied(keys, copy.region);
     if (claimed !== null) return claimed;
     const answer = await runCollected(copy.leg, store.recordSql(keys, copy.region), (leg) =>
       session.reattach(leg),

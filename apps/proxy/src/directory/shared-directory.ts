@@ -22,7 +22,7 @@ export interface SharedDirectoryOptions {
   readonly holds: HoldRegistry;
   /** Client sessions open now (reported in the heartbeat). */
   readonly sessions: () => number;
-  /** True once every move this node left prepared in an earlier run is settled. */
+  /** True once a recovery pass begun after the call found every move this node prepared settled. */
   readonly settled: () => Promise<boolean>;
   readonly log: Logger;
 }
@@ -31,6 +31,8 @@ interface FollowedMove {
   readonly hold: Hold;
   confirmed: boolean;
   confirming: boolean;
+  /** This node's own move awaiting withdrawal: held until this node withdraws it. */
+  own?: boolean;
 }
 
 /**
@@ -49,6 +51,12 @@ export class SharedDirectory {
   readonly #followed = new Map<string, FollowedMove>();
   /** This node's own announcements to withdraw once its moves are settled (an earlier run's, or in doubt). */
   readonly #withdrawals = new Set<string>();
+  /**
+   * performance.now() when this proxy itself pointed a key at a region (a move it committed, a
+   * claim it read back). A visit sent before that read an older snapshot: it leaves the key be.
+   */
+  readonly #assignedAt = new Map<string, number>();
+  #withdrawing: Promise<void> | undefined;
   #fromXid: string | null = null;
   /** performance.now() when the last visit that got through was sent. */
   #grantedAt: number | undefined;
@@ -195,6 +203,7 @@ export class SharedDirectory {
           );
         this.#options.directory.assign(key, placedIn);
       }
+      this.assignedHere(keys);
       return where;
     } catch (error) {
       return authorityUnreachable(this.authority, error instanceof Error ? error.message : String(error));
@@ -209,15 +218,28 @@ export class SharedDirectory {
     return bounded(this.#options.runner.run(this.authority, sql), this.#options.store.leaseMs);
   }
 
-  /** An announcement of this node's to withdraw once its moves are settled (see `settled`). */
-  withdrawLater(id: string): void {
+  /** Keys this proxy has just pointed at a region, from an answer newer than any visit under way. */
+  assignedHere(keys: readonly string[]): void {
+    const now = performance.now();
+    for (const key of keys) this.#assignedAt.set(key, now);
+  }
+
+  /**
+   * An announcement of this node's to withdraw once its moves are settled (see `settled`). Its
+   * keys stay held here meanwhile, as the peers hold them: a move left in doubt may still commit.
+   */
+  withdrawLater(id: string, keys: readonly string[]): void {
     this.#withdrawals.add(id);
+    if (!this.#followed.has(id))
+      this.#followed.set(id, { hold: this.#options.holds.hold(keys), confirmed: true, confirming: false });
+    this.#followed.get(id)!.own = true;
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#timer);
     await this.#visiting?.catch(() => undefined);
+    await this.#withdrawing;
     for (const move of this.#followed.values()) move.hold.release();
     this.#followed.clear();
     await this.#options.runner.run(this.authority, this.tables.leaveSql(this.node)).catch(() => undefined);
@@ -255,7 +277,7 @@ export class SharedDirectory {
         }),
       );
       const read = (await runner.run(this.authority, this.tables.visitSql(this.#fromXid))).rows[0] ?? {};
-      await this.#apply(read);
+      await this.#apply(read, sentAt);
       const lapsed = this.#grantedAt !== undefined && sentAt - this.#grantedAt >= this.#options.store.leaseMs;
       this.#grantedAt = sentAt;
       this.#visitedAt = performance.now();
@@ -265,7 +287,8 @@ export class SharedDirectory {
           { authority: this.authority },
           "the shared directory's authority answers again: routing resumes",
         );
-      if (this.#withdrawals.size > 0) await this.#withdrawSettled();
+      // A recovery pass may take a region's step timeout: it runs beside the visits, never in one.
+      if (this.#withdrawals.size > 0) this.#withdrawing ??= this.#withdrawSettled();
     } catch (error) {
       // An authority restored without the shared tables (or that lost them in a crash) gets them again.
       if (error instanceof PgError && error.code === "42P01") this.#created = false;
@@ -290,11 +313,20 @@ export class SharedDirectory {
     this.#created = true;
   }
 
-  async #apply(read: Record<string, string | null>): Promise<void> {
+  async #apply(read: Record<string, string | null>, sentAt: number): Promise<void> {
     const directory = this.#options.directory;
-    for (const [key, region] of JSON.parse(read["entries"] ?? "[]") as [string, string][])
+    let skipped = false;
+    for (const [key, region] of JSON.parse(read["entries"] ?? "[]") as [string, string][]) {
+      if ((this.#assignedAt.get(key) ?? -Infinity) > sentAt) {
+        skipped = true;
+        continue;
+      }
       if (directory.lookup(key) !== region) directory.assign(key, region);
-    this.#fromXid = read["xmin"] ?? this.#fromXid;
+    }
+    for (const [key, at] of this.#assignedAt) if (at <= sentAt) this.#assignedAt.delete(key);
+    // A skipped key is read again from the same xmin: the next visit's snapshot is newer than the
+    // local change, so what it finds for the key (that change, or a later one) is applied.
+    if (!skipped) this.#fromXid = read["xmin"] ?? this.#fromXid;
     const moves = (
       JSON.parse(read["moves"] ?? "[]") as [string, string, string[], string, number, string[]][]
     ).map(
@@ -325,7 +357,7 @@ export class SharedDirectory {
     // Withdrawn: the move's entries (committed before it was withdrawn) are applied above.
     let released = false;
     for (const [id, followed] of this.#followed) {
-      if (live.has(id)) continue;
+      if (live.has(id) || (followed.own === true && this.#withdrawals.has(id))) continue;
       followed.hold.release();
       this.#followed.delete(id);
       released = true;
@@ -374,11 +406,28 @@ export class SharedDirectory {
     }
   }
 
+  /**
+   * Withdraws the announcements queued before a recovery pass that began after them found this
+   * node's moves settled; one queued meanwhile waits for the next pass.
+   */
   async #withdrawSettled(): Promise<void> {
-    if (!(await this.#options.settled().catch(() => false))) return;
     const ids = [...this.#withdrawals];
-    await this.#options.runner.run(this.authority, this.tables.withdrawSql(ids));
-    for (const id of ids) this.#withdrawals.delete(id);
+    try {
+      if (!(await this.#options.settled())) return;
+      await this.ask(this.tables.withdrawSql(ids));
+      for (const id of ids) {
+        this.#withdrawals.delete(id);
+        this.#followed.get(id)?.hold.release();
+        this.#followed.delete(id);
+      }
+    } catch (error) {
+      this.#options.log.warn(
+        { moves: ids, err: error },
+        "could not withdraw settled moves; tried again at the next visit",
+      );
+    } finally {
+      this.#withdrawing = undefined;
+    }
   }
 }
 

@@ -43,7 +43,7 @@ export function authorityUnreachable(authority: string, detail: string): PgError
 export function keyMovedByPeer(keys: readonly string[], mover: string): PgError {
   return new PgError({
     code: SqlState.lock_not_available,
-    message: `key ${show(keys)} is being moved by proxy ${mover}; this move was withdrawn and nothing changed`,
+    message: `key ${show(keys)} is being moved by proxy ${mover}; this move was not made and nothing changed`,
     hint: "Wait for the other move to end (SHOW PEERS lists the moves announced), then retry if the key still needs to move.",
   });
 }

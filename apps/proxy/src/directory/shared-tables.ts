@@ -12,7 +12,11 @@ export class SharedTables {
   readonly peers: string;
   readonly moves: string;
   readonly confirms: string;
+  /** One row per key a live announcement moves: a second announcement of a key fails to insert. */
+  readonly moving: string;
   private readonly versionIndex: string;
+  /** The version index, schema-qualified as the directory table is. */
+  private readonly indexName: string;
 
   constructor(table: string) {
     const dot = table.indexOf(".");
@@ -24,14 +28,30 @@ export class SharedTables {
     this.peers = sibling("_peers");
     this.moves = sibling("_moves");
     this.confirms = sibling("_confirms");
+    this.moving = sibling("_moving");
     this.versionIndex = ident(`${base}_written_xid`.slice(0, 63));
+    this.indexName = (schema === undefined ? [] : [ident(schema)]).concat(this.versionIndex).join(".");
   }
 
-  /** Idempotent: every proxy of the shared directory runs it at start, in the authority. */
+  /**
+   * Idempotent: every proxy of the shared directory runs it at start, in the authority. The
+   * directory table is altered and indexed only when the catalog says it is not yet: ALTER TABLE
+   * and CREATE INDEX lock the table even when IF NOT EXISTS makes them do nothing, and a lock
+   * queued behind a long transaction would stop every proxy's visit behind it.
+   */
   createSql(): string {
     return [
-      `ALTER TABLE ${this.directory} ADD COLUMN IF NOT EXISTS written_xid xid8`,
-      `CREATE INDEX IF NOT EXISTS ${this.versionIndex} ON ${this.directory} (written_xid)`,
+      `DO $geoproxy$
+BEGIN
+  SET LOCAL lock_timeout = '2000ms';
+  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = ${literal(this.directory)}::regclass AND attname = 'written_xid' AND NOT attisdropped) THEN
+    ALTER TABLE ${this.directory} ADD COLUMN IF NOT EXISTS written_xid xid8;
+  END IF;
+  IF pg_catalog.to_regclass(${literal(this.indexName)}) IS NULL THEN
+    CREATE INDEX IF NOT EXISTS ${this.versionIndex} ON ${this.directory} (written_xid);
+  END IF;
+END
+$geoproxy$`,
       `CREATE TABLE IF NOT EXISTS ${this.peers} (
   node text PRIMARY KEY,
   home text NOT NULL,
@@ -52,6 +72,10 @@ export class SharedTables {
   node text NOT NULL,
   confirmed_at timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (move_id, node)
+)`,
+      `CREATE TABLE IF NOT EXISTS ${this.moving} (
+  key text PRIMARY KEY,
+  move_id bigint NOT NULL
 )`,
     ].join(";\n");
   }
@@ -90,14 +114,18 @@ export class SharedTables {
     return `INSERT INTO ${this.directory} (key, region, moved_at, written_xid) SELECT k, ${literal(region)}, now(), pg_catalog.pg_current_xact_id() FROM unnest(${textArray(keys)}) AS k ON CONFLICT (key) DO UPDATE SET region = EXCLUDED.region, moved_at = EXCLUDED.moved_at, written_xid = EXCLUDED.written_xid`;
   }
 
-  /** Announces a move, committed before the mover looks at who must confirm it. */
+  /**
+   * Announces a move, committed before the mover looks at who must confirm it. Its keys are
+   * inserted in the moving table in the same statement: while another announcement of one of
+   * them stands (or commits at the same time) the insert fails with 23505 and nothing is announced.
+   */
   announceSql(mover: string, keys: readonly string[], target: string): string {
-    return `INSERT INTO ${this.moves} (mover, keys, target) VALUES (${literal(mover)}, ${textArray(keys)}, ${literal(target)}) RETURNING id::text AS id`;
+    return `WITH announced AS (INSERT INTO ${this.moves} (mover, keys, target) VALUES (${literal(mover)}, ${textArray(keys)}, ${literal(target)}) RETURNING id), taken AS (INSERT INTO ${this.moving} (key, move_id) SELECT k, announced.id FROM announced, unnest(${textArray(keys)}) AS k) SELECT id::text AS id FROM announced`;
   }
 
-  /** Earlier announcements by other proxies of any of these keys: the later move gives way. */
-  overlappingSql(id: string, mover: string, keys: readonly string[]): string {
-    return `SELECT id::text AS id, mover FROM ${this.moves} WHERE id < ${literal(id)}::bigint AND mover <> ${literal(mover)} AND keys && ${textArray(keys)} ORDER BY id LIMIT 1`;
+  /** Who announced the moves that have any of these keys now. */
+  movingSql(keys: readonly string[]): string {
+    return `SELECT m.id::text AS id, m.mover FROM ${this.moving} k JOIN ${this.moves} m ON m.id = k.move_id WHERE k.key = ANY(${textArray(keys)}) ORDER BY m.id LIMIT 1`;
   }
 
   /** The peers' heartbeat ages and who confirmed move `id`, for the mover's wait. */
@@ -111,7 +139,7 @@ export class SharedTables {
 
   withdrawSql(ids: readonly string[]): string {
     const list = `ARRAY[${ids.map((id) => `${literal(id)}::bigint`).join(", ")}]`;
-    return `DELETE FROM ${this.confirms} WHERE move_id = ANY(${list}); DELETE FROM ${this.moves} WHERE id = ANY(${list})`;
+    return `DELETE FROM ${this.moving} WHERE move_id = ANY(${list}); DELETE FROM ${this.confirms} WHERE move_id = ANY(${list}); DELETE FROM ${this.moves} WHERE id = ANY(${list})`;
   }
 
   /** This node's announcements left by an earlier run (withdrawn once its moves are settled). */

@@ -37,13 +37,15 @@ export class MoveAnnouncer {
       id = rows[0]?.["id"] ?? "";
       if (id === "") return authorityUnreachable(authority, "the announcement of a move returned no id");
     } catch (error) {
+      // 23505: another announcement of one of the keys stands (this proxy's or a peer's).
+      if (error instanceof PgError && error.code === "23505") return this.#heldBy(keys);
       return authorityUnreachable(authority, messageOf(error));
     }
     const announced: AnnouncedMove = {
       id,
       withdraw: async (settled) => {
         if (!settled) {
-          this.shared.withdrawLater(id);
+          this.shared.withdrawLater(id, keys);
           return;
         }
         await this.shared.ask(tables.withdrawSql([id])).catch((error: unknown) => {
@@ -51,16 +53,11 @@ export class MoveAnnouncer {
             { move: id, err: error },
             "could not withdraw a move's announcement; it is withdrawn at a later visit",
           );
-          this.shared.withdrawLater(id);
+          this.shared.withdrawLater(id, keys);
         });
       },
     };
     try {
-      const earlier = (await this.shared.ask(tables.overlappingSql(id, node, keys))).rows[0];
-      if (earlier !== undefined) {
-        await announced.withdraw(true);
-        return keyMovedByPeer(keys, earlier["mover"] ?? "another proxy");
-      }
       const waitMs = config.lockTimeoutMs + 2 * config.pollMs;
       const deadline = performance.now() + waitMs;
       for (;;) {
@@ -80,6 +77,15 @@ export class MoveAnnouncer {
       await announced.withdraw(true);
       return error instanceof PgError ? error : authorityUnreachable(authority, messageOf(error));
     }
+  }
+
+  /** The refusal of a move whose keys another announced move has: names that move's proxy. */
+  async #heldBy(keys: readonly string[]): Promise<PgError> {
+    const holder = await this.shared
+      .ask(this.shared.tables.movingSql(keys))
+      .then((answer) => answer.rows[0]?.["mover"] ?? undefined)
+      .catch(() => undefined);
+    return keyMovedByPeer(keys, holder ?? "another proxy");
   }
 }
 

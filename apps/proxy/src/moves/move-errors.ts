@@ -101,6 +101,15 @@ export function moveLockTimeout(detail: string, lockTimeoutMs: number): PgError 
   });
 }
 
+/** Another RELOCATE or REBALANCE through this proxy is moving one of the keys now. */
+export function keyAlreadyMoving(key: string): PgError {
+  return new PgError({
+    code: SqlState.lock_not_available,
+    message: `key ${JSON.stringify(key)} is being moved by another move through this proxy; this move was not made and nothing changed`,
+    hint: "Wait for the other move to end (the admin port lists moves running), then retry if the key still needs to move.",
+  });
+}
+
 /** Looking for a key with no entry failed in some region: where its rows are is unknown. */
 export function lookupFailed(key: string, cause: unknown): PgError {
   return new PgError({

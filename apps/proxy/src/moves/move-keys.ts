@@ -12,6 +12,7 @@ import type { HoldRegistry } from "./hold-registry.js";
 import type { MoveAnnouncer } from "./move-announcement.js";
 import {
   countMismatch,
+  keyAlreadyMoving,
   keyInSeveralRegions,
   moveAbandoned,
   moveFailed,
@@ -55,6 +56,8 @@ export interface SharedMoves {
   readonly announcer: MoveAnnouncer;
   readonly tables: SharedTables;
   readonly authority: RegionId;
+  /** Keys this proxy just pointed at a region: a visit whose snapshot is older leaves them be. */
+  assigned(keys: readonly string[]): void;
 }
 
 /**
@@ -74,6 +77,8 @@ export interface SharedMoves {
  */
 export class KeyMover {
   readonly #running = new Set<RunningMove>();
+  /** Keys of the moves running now: a second move of one is refused, never run beside the first. */
+  readonly #moving = new Set<string>();
   readonly #rowsIn = new Map<RegionId, number>();
   readonly #rowsOut = new Map<RegionId, number>();
   #done = 0;
@@ -97,6 +102,10 @@ export class KeyMover {
     const topology = this.store.topology;
     if (!topology.hasRegion(to)) return unknownRegion(to, topology.regionIds);
     const keys = [...new Set(rawKeys.map((key) => this.store.canonical(key)))];
+    // Two moves of a key at once would each read where its rows were before the other moved them.
+    const busy = keys.find((key) => this.#moving.has(key));
+    if (busy !== undefined) return keyAlreadyMoving(busy);
+    for (const key of keys) this.#moving.add(key);
     const running: RunningMove = { keys, to, startedAt: new Date() };
     this.#running.add(running);
     const hold = this.holds.hold(keys);
@@ -106,16 +115,19 @@ export class KeyMover {
       // Every live peer holds the keys too before a row is copied (docs/directory.md, "Several proxies").
       const announced = await this.#shared?.announcer.announce(keys, to);
       if (announced instanceof PgError) return announced;
-      const moved = await this.moveHeld(keys, to);
-      // Withdrawn now when it committed everywhere; after a refusal or in doubt, once recovery has
-      // settled this node's prepared moves (a refusal may have come after the decision).
-      const settled = !(moved instanceof PgError) && moved.every((row) => row.state === "moved");
+      const progress = { committing: false };
+      const moved = await this.moveHeld(keys, to, progress);
+      // Withdrawn now when it committed everywhere, or was refused before its commit began; when a
+      // commit began and did not finish everywhere, once recovery has settled this node's moves.
+      const settled =
+        moved instanceof PgError ? !progress.committing : moved.every((row) => row.state === "moved");
       await announced?.withdraw(settled);
       if (!(moved instanceof PgError)) this.#count(moved);
       return moved;
     } finally {
       hold.release();
       this.#running.delete(running);
+      for (const key of keys) this.#moving.delete(key);
     }
   }
 
@@ -133,7 +145,11 @@ export class KeyMover {
     }
   }
 
-  private async moveHeld(keys: readonly string[], to: RegionId): Promise<MovedTable[] | PgError> {
+  private async moveHeld(
+    keys: readonly string[],
+    to: RegionId,
+    progress: { committing: boolean },
+  ): Promise<MovedTable[] | PgError> {
     const regions = this.store.topology.regionIds;
     const leases = new Map<RegionId, Lease>();
     let finished = false;
@@ -220,9 +236,11 @@ export class KeyMover {
         abandon: () => on(region).connection.destroy(),
       }));
       const coordinator = await this.coordinator();
+      progress.committing = true;
       const result = await coordinator.commit(participants);
       finished = true;
       for (const key of keys) this.store.directory.assign(key, to);
+      shared?.assigned(keys);
       this.log.info({ keys: keys.length, to, gid: result.gid, outcome: result.outcome }, "keys moved");
       if (moved.length === 0) {
         return this.store.geoTables.map((table) => ({

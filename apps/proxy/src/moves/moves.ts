@@ -50,6 +50,8 @@ export interface MovesOptions {
 export interface Admission {
   /** First writes to record ahead of the statement, in the region it goes to. */
   readonly newKeys: readonly string[];
+  /** The statement touches geo-partitioned tables: a shared directory's lease must hold. */
+  readonly routedByKey: boolean;
   release(): void;
 }
 
@@ -119,12 +121,18 @@ export class Moves {
       holds: this.holds,
       sessions: this.options.sessions ?? (() => 0),
       settled: async () => {
-        const report = await (await this.twoPhase()).recovery.runOnce();
-        return report.failures.length === 0;
+        // Settled: every region scanned, and no prepared move of this node left undecided.
+        const report = await (await this.twoPhase()).recovery.runFresh();
+        return report.failures.length === 0 && report.waiting.length === 0;
       },
       log,
     });
-    this.mover.share({ announcer: new MoveAnnouncer(shared, log), tables: shared.tables, authority });
+    this.mover.share({
+      announcer: new MoveAnnouncer(shared, log),
+      tables: shared.tables,
+      authority,
+      assigned: (keys) => shared.assignedHere(keys),
+    });
     this.shared = shared;
     await shared.open();
   }
@@ -224,10 +232,18 @@ export class Moves {
         return claimed;
       }
     }
+    // Every await above (a hold, a lookup, a claim) may have outlasted the lease: checked again
+    // as the statement is let go, so nothing is routed on entries older than lease_ms.
+    const lapsedSince = touch.kind === "none" ? null : (this.shared?.refusal() ?? null);
+    if (lapsedSince !== null) {
+      ticket.release();
+      return lapsedSince;
+    }
     const newKeys = this.storeConfig.recordNewKeys ? firstWrites : [];
     const state = this.stateOf(session);
     const admission: Admission = {
       newKeys,
+      routedByKey: touch.kind !== "none",
       release: () => {
         ticket.release();
         if (state.current === admission) state.current = null;
@@ -273,6 +289,17 @@ export class Moves {
       if (where !== undefined && where !== region) return keyPlacedByPeer(key, where, region);
     }
     return null;
+  }
+
+  /**
+   * Extended protocol, at Execute: a portal admitted at Bind is refused (57P03) once the shared
+   * directory's lease has lapsed since, as a statement admitted now would be. Null otherwise.
+   */
+  refusalAtExecute(session: MovingSession): PgError | null {
+    if (this.shared === undefined) return null;
+    const pending = this.sessions.get(session)?.pending;
+    if (pending === undefined || !pending.some((admission) => admission.routedByKey)) return null;
+    return this.shared.refusal();
   }
 
   /** Extended protocol: the admission lives until the batch's Sync. */

@@ -19,6 +19,11 @@ export async function executeMessage(
     return;
   }
   const analysis = portal.statement.analysis;
+  const lapsed = session.runtime.moves?.refusalAtExecute(session) ?? null;
+  if (lapsed !== null) {
+    session.fail(lapsed, EXTENDED);
+    return;
+  }
   if (portal.scatter !== undefined) {
     if (session.refuseInFailedBlock(analysis, EXTENDED)) return;
     await portal.scatter.execute(session, readMaxRows(frame.payload));
