@@ -388,6 +388,30 @@ describe("a directory shared by two proxies", () => {
     void clientA;
   });
 
+  it("starts beside a long transaction on the authority's directory table: its tables are altered only when missing", async () => {
+    const first = await launch("early", "eu-west");
+    await first.listening();
+    await first.stop();
+    const reader = new pg.Client({
+      host: cluster.servers[0]!.host,
+      port: cluster.servers[0]!.port,
+      user: "postgres",
+      database: "postgres",
+    });
+    await reader.connect();
+    try {
+      await reader.query("BEGIN; SELECT count(*) FROM geoproxy_directory");
+      const late = await launch("late", "us-east");
+      const client = await connect(await late.listening());
+      await until(async () => (await peers(client)).some((row) => row["lease"] === "held"), 3000);
+      await client.query("INSERT INTO users (tenant_id, id, name) VALUES ('beside', 1, 'x')");
+      expect((await client.query("SELECT name FROM users WHERE tenant_id = 'beside'")).rows).toHaveLength(1);
+    } finally {
+      await reader.query("ROLLBACK").catch(() => undefined);
+      await reader.end();
+    }
+  });
+
   it("refuses to start a proxy whose authority is its own home while a live peer agrees in another region", async () => {
     const home = `shared = true\npoll_ms = ${POLL_MS}\nlease_ms = ${LEASE_MS}\n`;
     const first = await launch("eu-home", "eu-west", home);
