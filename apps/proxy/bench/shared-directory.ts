@@ -141,7 +141,7 @@ const lines: string[] = [];
   });
   await direct.connect();
   const tables = new SharedTables("geoproxy_directory");
-  let xmin: string | null = null;
+  let snapshot: string | null = null;
   const visits = await timed(ROUNDS, async () => {
     await direct.query(
       tables.heartbeatSql({
@@ -152,8 +152,8 @@ const lines: string[] = [];
         startedAt: new Date(),
       }),
     );
-    const read = await direct.query(tables.visitSql(xmin));
-    xmin = read.rows[0].xmin as string;
+    const read = await direct.query(tables.visitSql(snapshot));
+    snapshot = read.rows[0].snapshot as string;
   });
   lines.push(`a visit to the authority (heartbeat + changes, ${ROUNDS * 2} keys listed): ${summary(visits)}`);
   await direct.query(tables.leaveSql("bench"));

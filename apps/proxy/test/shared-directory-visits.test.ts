@@ -55,7 +55,7 @@ class ScriptedAuthority {
 
   private async run(sql: string): Promise<SqlRows> {
     this.statements.push(sql);
-    if (sql.includes("pg_snapshot_xmin")) {
+    if (sql.includes("pg_current_snapshot")) {
       const answer = deferred<Record<string, string>>();
       this.visits.push({ sql, answer });
       this.#visitAsked.resolve();
@@ -66,7 +66,7 @@ class ScriptedAuthority {
 }
 
 function visitAnswer(entries: [string, string][], xmin: string): Record<string, string> {
-  return { xmin, entries: JSON.stringify(entries), peers: "[]", moves: "[]" };
+  return { snapshot: `${xmin}:${xmin}:`, entries: JSON.stringify(entries), peers: "[]", moves: "[]" };
 }
 
 function sharedDirectory(
@@ -91,7 +91,7 @@ function sharedDirectory(
 }
 
 describe("a shared directory's visit", () => {
-  it("leaves a key this proxy moved after the visit was sent, and reads it again from the same xmin", async () => {
+  it("leaves a key this proxy moved after the visit was sent, and reads it again from the same snapshot", async () => {
     const authority = new ScriptedAuthority();
     const directory = new MemoryDirectory([["k", "us-east"]]);
     const shared = sharedDirectory(authority, directory, new HoldRegistry());
@@ -106,7 +106,7 @@ describe("a shared directory's visit", () => {
 
     const second = shared.visit();
     const again = await authority.visitAsked();
-    // Not from xmin 100: the entry skipped above must be read again.
+    // Not from snapshot 100: the entry skipped above must be read again.
     expect(authority.visits[1]!.sql).toContain("written_xid IS NOT NULL");
     again.resolve(visitAnswer([["k", "eu-west"]], "120"));
     await second;
@@ -115,7 +115,7 @@ describe("a shared directory's visit", () => {
     const third = shared.visit();
     (await authority.visitAsked()).resolve(visitAnswer([["k", "us-east"]], "130"));
     await third;
-    expect(authority.visits[2]!.sql).toContain("'120'::xid8");
+    expect(authority.visits[2]!.sql).toContain("'120:120:'::pg_catalog.pg_snapshot");
     // A later visit's entry wins again: it is newer than the local change.
     expect(directory.lookup("k")).toBe("us-east");
   });
@@ -164,5 +164,22 @@ describe("a shared directory's visit", () => {
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(await holds.admit({ kind: "keys", keys: ["m"] }, 30, false)).toBeInstanceOf(PgError);
     expect(authority.statements.some((sql) => sql.startsWith("DELETE FROM"))).toBe(false);
+  });
+
+  it("reads the whole directory again when the authority's snapshot went back", async () => {
+    const authority = new ScriptedAuthority();
+    const directory = new MemoryDirectory();
+    const shared = sharedDirectory(authority, directory, new HoldRegistry());
+    const first = shared.visit();
+    (await authority.visitAsked()).resolve(visitAnswer([["k", "us-east"]], "200"));
+    await first;
+    const second = shared.visit();
+    // Restored from a backup, or a promoted replica that was behind: ids below the last xmin.
+    (await authority.visitAsked()).resolve(visitAnswer([], "150"));
+    (await authority.visitAsked()).resolve(visitAnswer([["k", "ap-south"]], "150"));
+    await second;
+    expect(authority.visits[1]!.sql).toContain("'200:200:'");
+    expect(authority.visits[2]!.sql).toContain("written_xid IS NOT NULL");
+    expect(directory.lookup("k")).toBe("ap-south");
   });
 });

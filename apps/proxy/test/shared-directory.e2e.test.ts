@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { type PgCluster, startCluster } from "@geo/testkit";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { SharedTables } from "../src/directory/shared-tables.js";
 import { REGIONS, type RegionName, regionsToml } from "./support/fake-regions.js";
 import { connectDirect, MOVE_SCHEMA } from "./support/move-regions.js";
 import { ProxyChild } from "./support/proxy-child.js";
@@ -447,5 +448,41 @@ describe("a directory shared by two proxies", () => {
     running.push(fixed);
     expect(await fixed.exitCode()).toBe(69);
     expect(fixed.stderr).toContain('application_name "geoproxy shared first"');
+  });
+});
+
+describe("the authority's tables", () => {
+  it("reads at the next visit only the rows its last snapshot did not see, while a transaction stays open", async () => {
+    const first = await launch("creator", "eu-west");
+    await first.listening();
+    await first.stop();
+    const tables = new SharedTables("geoproxy_directory");
+    const authority = direct["eu-west"];
+    const idle = new pg.Client({
+      host: cluster.servers[0]!.host,
+      port: cluster.servers[0]!.port,
+      user: "postgres",
+      database: "postgres",
+    });
+    await idle.connect();
+    try {
+      // An open transaction with an id holds every later snapshot's xmin back.
+      await idle.query("BEGIN; SELECT pg_current_xact_id()");
+      await authority.query(tables.claimSql(["early"], "us-east"));
+      const full = (await authority.query(tables.visitSql(null))).rows[0];
+      expect(JSON.parse(full.entries)).toContainEqual(["early", "us-east"]);
+      const quiet = (await authority.query(tables.visitSql(full.snapshot))).rows[0];
+      expect(JSON.parse(quiet.entries)).toEqual([]);
+      await authority.query(tables.claimSql(["later"], "ap-south"));
+      const next = (await authority.query(tables.visitSql(quiet.snapshot))).rows[0];
+      expect(JSON.parse(next.entries)).toEqual([["later", "ap-south"]]);
+      // The open transaction's own write, committed after the snapshots that did not see it, is read.
+      await idle.query(tables.claimSql(["slow"], "eu-west"));
+      await idle.query("COMMIT");
+      const last = (await authority.query(tables.visitSql(next.snapshot))).rows[0];
+      expect(JSON.parse(last.entries)).toEqual([["slow", "eu-west"]]);
+    } finally {
+      await idle.end();
+    }
   });
 });

@@ -6,7 +6,7 @@ import type { Fact } from "../observability/alert-book.js";
 import type { Announcement, Peer } from "./peer-view.js";
 import type { RegionRunner, SqlRows } from "./region-runner.js";
 import { authorityUnreachable, leaseLapsed } from "./shared-errors.js";
-import { SharedTables } from "./shared-tables.js";
+import { SharedTables, snapshotXmin } from "./shared-tables.js";
 
 export interface SharedDirectoryOptions {
   readonly store: DirectoryStoreConfig;
@@ -57,7 +57,8 @@ export class SharedDirectory {
    */
   readonly #assignedAt = new Map<string, number>();
   #withdrawing: Promise<void> | undefined;
-  #fromXid: string | null = null;
+  /** The last applied visit's snapshot: the next visit reads the rows it did not see. */
+  #fromSnapshot: string | null = null;
   /** performance.now() when the last visit that got through was sent. */
   #grantedAt: number | undefined;
   #visitedAt = 0;
@@ -276,7 +277,11 @@ export class SharedDirectory {
           startedAt: this.#startedAt,
         }),
       );
-      const read = (await runner.run(this.authority, this.tables.visitSql(this.#fromXid))).rows[0] ?? {};
+      let read = (await runner.run(this.authority, this.tables.visitSql(this.#fromSnapshot))).rows[0] ?? {};
+      // An authority whose snapshot went back (restored, or failed over to a server behind) may
+      // hold rows under ids the last snapshot saw: the whole directory is read again.
+      if (this.#wentBack(read["snapshot"]))
+        read = (await runner.run(this.authority, this.tables.visitSql(null))).rows[0] ?? {};
       await this.#apply(read, sentAt);
       const lapsed = this.#grantedAt !== undefined && sentAt - this.#grantedAt >= this.#options.store.leaseMs;
       this.#grantedAt = sentAt;
@@ -299,6 +304,11 @@ export class SharedDirectory {
         );
       this.#lastError = error;
     }
+  }
+
+  #wentBack(snapshot: string | null | undefined): boolean {
+    if (this.#fromSnapshot === null || snapshot == null) return false;
+    return snapshotXmin(snapshot) < snapshotXmin(this.#fromSnapshot);
   }
 
   async #create(): Promise<void> {
@@ -324,9 +334,9 @@ export class SharedDirectory {
       if (directory.lookup(key) !== region) directory.assign(key, region);
     }
     for (const [key, at] of this.#assignedAt) if (at <= sentAt) this.#assignedAt.delete(key);
-    // A skipped key is read again from the same xmin: the next visit's snapshot is newer than the
-    // local change, so what it finds for the key (that change, or a later one) is applied.
-    if (!skipped) this.#fromXid = read["xmin"] ?? this.#fromXid;
+    // A skipped key is read again from the same snapshot: the next visit's is newer than the local
+    // change, so what it finds for the key (that change, or a later one) is applied.
+    if (!skipped) this.#fromSnapshot = read["snapshot"] ?? this.#fromSnapshot;
     const moves = (
       JSON.parse(read["moves"] ?? "[]") as [string, string, string[], string, number, string[]][]
     ).map(

@@ -4,8 +4,8 @@ import { ident, literal, qualified, textArray } from "./sql-text.js";
  * The tables a shared directory keeps in its authority region, beside the directory table: the
  * proxies' heartbeats, the moves announced to them and their confirmations. Every directory row
  * the authority writes carries the id of the transaction that wrote it (`written_xid`), so a proxy
- * reads only what changed since its last visit: rows of transactions that were still running at
- * that visit's snapshot have an id at or above its xmin, and are read again next time.
+ * reads only what changed since its last visit: rows of transactions that visit's snapshot did
+ * not see, committed since or still running (read again next time).
  */
 export class SharedTables {
   readonly directory: string;
@@ -86,14 +86,20 @@ $geoproxy$`,
   }
 
   /**
-   * What a visit reads, in one snapshot: its xmin (where the next visit starts), the directory
-   * rows written since `fromXid` (every row with a written_xid when null), the peers with their
-   * heartbeat's age by the authority's clock, and the moves announced, with who confirmed each.
+   * What a visit reads, in one snapshot: that snapshot (where the next visit starts), the
+   * directory rows written since snapshot `from` (every row with a written_xid when null): those
+   * of transactions it did not see, finished or not, so a transaction left open in the authority
+   * does not make every later visit read again what the ones before it read; the peers with their
+   * heartbeat's age by the authority's clock; and the moves announced, with who confirmed each.
    */
-  visitSql(fromXid: string | null): string {
-    const changed = fromXid === null ? "written_xid IS NOT NULL" : `written_xid >= ${literal(fromXid)}::xid8`;
+  visitSql(from: string | null): string {
+    const snapshot = from === null ? "" : `${literal(from)}::pg_catalog.pg_snapshot`;
+    const changed =
+      from === null
+        ? "written_xid IS NOT NULL"
+        : `written_xid >= pg_catalog.pg_snapshot_xmin(${snapshot}) AND NOT pg_catalog.pg_visible_in_snapshot(written_xid, ${snapshot})`;
     const age = (column: string): string => `(extract(epoch FROM now() - ${column}) * 1000)::bigint`;
-    return `SELECT pg_catalog.pg_snapshot_xmin(pg_catalog.pg_current_snapshot())::text AS xmin,
+    return `SELECT pg_catalog.pg_current_snapshot()::text AS snapshot,
   (SELECT coalesce(json_agg(json_build_array(key, region)), '[]') FROM ${this.directory} WHERE ${changed})::text AS entries,
   (SELECT coalesce(json_agg(json_build_array(node, home, ${age("heartbeat_at")}, sessions, pid, started_at) ORDER BY node), '[]') FROM ${this.peers})::text AS peers,
   (SELECT coalesce(json_agg(json_build_array(m.id::text, m.mover, m.keys, m.target, ${age("m.announced_at")}, (SELECT coalesce(json_agg(c.node), '[]') FROM ${this.confirms} c WHERE c.move_id = m.id)) ORDER BY m.id), '[]') FROM ${this.moves} m)::text AS moves`;
@@ -161,4 +167,9 @@ $geoproxy$`,
   leaveSql(node: string): string {
     return `DELETE FROM ${this.peers} WHERE node = ${literal(node)}`;
   }
+}
+
+/** The xmin of a pg_snapshot's text (`xmin:xmax:xip,...`). */
+export function snapshotXmin(snapshot: string): bigint {
+  return BigInt(snapshot.slice(0, snapshot.indexOf(":")));
 }
