@@ -43,7 +43,8 @@ class ScriptedAuthority {
   #visitAsked = deferred<void>();
 
   runner(): RegionRunner {
-    return { run: (_region: string, sql: string) => this.run(sql) } as unknown as RegionRunner;
+    const run = (_region: string, sql: string): Promise<SqlRows> => this.run(sql);
+    return { run, runWithin: run } as unknown as RegionRunner;
   }
 
   /** Resolves once a visit's read has been sent and waits for its answer. */

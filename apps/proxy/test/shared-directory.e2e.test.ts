@@ -6,6 +6,7 @@ import pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { SharedTables } from "../src/directory/shared-tables.js";
 import { REGIONS, type RegionName, regionsToml } from "./support/fake-regions.js";
+import { ServerFreezer } from "./support/frozen-server.js";
 import { connectDirect, MOVE_SCHEMA } from "./support/move-regions.js";
 import { ProxyChild } from "./support/proxy-child.js";
 
@@ -387,6 +388,44 @@ describe("a directory shared by two proxies", () => {
       return result.rows.length === 1;
     }, 10_000);
     void clientA;
+  });
+
+  it("stops routing geo-partitioned tables within lease_ms of the authority freezing, and resumes once it answers", async () => {
+    const b = await launch("us-proxy", "us-east");
+    const client = await connect(await b.listening());
+    await client.query("INSERT INTO users (tenant_id, id, name) VALUES ('thaw', 1, 'x')");
+    const where = (await regionsWith("thaw"))[0]!;
+    expect(where).not.toBe("eu-west");
+    const freezer = new ServerFreezer();
+    await freezer.freeze(cluster.servers[0]!.dataDir);
+    const frozenAt = Date.now();
+    try {
+      let refusal: { code?: string } | null = null;
+      await until(async () => {
+        refusal = await client.query("SELECT name FROM users WHERE tenant_id = 'thaw'").then(
+          () => null,
+          (error: { code?: string }) => error,
+        );
+        return refusal !== null;
+      }, 4 * LEASE_MS);
+      expect(refusal!.code).toBe("57P03");
+      // No later than one lease (and a poll to notice) after the last visit that got through.
+      expect(Date.now() - frozenAt).toBeLessThan(2 * LEASE_MS + 1000);
+      // The console still answers at once: nothing waits on the frozen authority.
+      const started = Date.now();
+      expect((await peers(client)).find((row) => row["this_proxy"] === "t")?.["lease"]).not.toBe("held");
+      expect(Date.now() - started).toBeLessThan(2 * LEASE_MS);
+      // Frozen for several leases: every visit gives up on its own after lease_ms.
+      await new Promise((resolve) => setTimeout(resolve, 3 * LEASE_MS));
+    } finally {
+      freezer.resume();
+    }
+    await until(async () => {
+      const result = await client
+        .query("SELECT name FROM users WHERE tenant_id = 'thaw'")
+        .catch(() => ({ rows: [] as unknown[] }));
+      return result.rows.length === 1;
+    }, 5000);
   });
 
   it("starts beside a long transaction on the authority's directory table: its tables are altered only when missing", async () => {

@@ -250,6 +250,12 @@ region = "eu-central"
     const short = configError(`${store}shared = true\npoll_ms = 500\nlease_ms = 1000\n`);
     expect(short).toMatchObject({ code: "invalid_value", path: "directory_store.lease_ms" });
     expect(short.message).toContain("at least 3 times poll_ms");
+    const long = configError(`${store}shared = true\ntable = "geo.${"d".repeat(55)}"\n`);
+    expect(long).toMatchObject({ code: "invalid_value", path: "directory_store.table" });
+    expect(long.message).toContain("at most 54 bytes");
+    expect(
+      parseConfig(`${store}shared = true\ntable = "geo.${"d".repeat(54)}"\n`).directoryStore?.shared,
+    ).toBe(true);
     for (const authority of ["us-east", "eu-west"]) {
       const error = configError(`${store}authority = "${authority}"\n`);
       expect(error).toMatchObject({

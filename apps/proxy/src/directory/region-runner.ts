@@ -33,6 +33,44 @@ export class RegionRunner {
       else lease.release();
     }
   }
+
+  /**
+   * `run`, failing once `ms` have passed without an answer. The connection a late answer would
+   * come back on is closed, not pooled: a frozen server cannot keep connections checked out one
+   * per call, and the next call gets a fresh one.
+   */
+  async runWithin(region: string, sql: string, ms: number): Promise<SqlRows> {
+    const deadline = performance.now() + ms;
+    const late = (): Error => new Error(`no answer from region ${region} within ${ms} ms`);
+    const acquiring = this.acquire(region);
+    const lease = await within(acquiring, ms, late).catch((error: unknown) => {
+      void acquiring.then(
+        (arrived) => arrived.release(),
+        () => undefined,
+      );
+      throw error;
+    });
+    let timedOut = false;
+    try {
+      return await within(query(lease, sql), Math.max(0, deadline - performance.now()), () => {
+        timedOut = true;
+        return late();
+      });
+    } finally {
+      if (timedOut || lease.connection.txStatus !== "I")
+        lease.discard("no answer in time, or left inside a transaction");
+      else lease.release();
+    }
+  }
+}
+
+/** `promise`, or a rejection with `error()` once `ms` have passed without it settling. */
+function within<T>(promise: Promise<T>, ms: number, error: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(error()), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 /** Runs `sql` on a leased connection; rejects with the server's PgError. */

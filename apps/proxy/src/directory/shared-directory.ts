@@ -94,8 +94,9 @@ export class SharedDirectory {
    */
   async open(): Promise<void> {
     await this.#refuseOtherAuthorities();
-    // A frozen authority must not hold the start: the proxy then serves without a lease.
-    await bounded(this.visit(), this.#options.store.leaseMs).catch(() => undefined);
+    // A frozen authority must not hold the start (each statement waits lease_ms at most): the
+    // proxy then serves without a lease.
+    await this.visit();
     if (this.#grantedAt === undefined)
       this.#options.log.warn(
         { authority: this.authority, err: this.#lastError },
@@ -114,10 +115,10 @@ export class SharedDirectory {
     const found = await Promise.all(
       others.map(async (region) => {
         try {
-          const present = await runner.run(region, this.tables.presentSql());
+          const present = await runner.runWithin(region, this.tables.presentSql(), store.leaseMs);
           if (present.rows[0]?.["present"] !== "t") return [];
-          const rows = (await runner.run(region, this.tables.livePeersSql(this.node, 1.5 * store.leaseMs)))
-            .rows;
+          const live = this.tables.livePeersSql(this.node, 1.5 * store.leaseMs);
+          const rows = (await runner.runWithin(region, live, store.leaseMs)).rows;
           return rows.map((row) => `${row["node"]} (homed in ${row["home"]}) agrees in region ${region}`);
         } catch {
           return []; // A region down now is looked at no further: its proxies cannot agree there either.
@@ -216,7 +217,7 @@ export class SharedDirectory {
    * rather than wait on a frozen authority (the statement itself finishes or fails on its own).
    */
   ask(sql: string): Promise<SqlRows> {
-    return bounded(this.#options.runner.run(this.authority, sql), this.#options.store.leaseMs);
+    return this.#options.runner.runWithin(this.authority, sql, this.#options.store.leaseMs);
   }
 
   /** Keys this proxy has just pointed at a region, from an answer newer than any visit under way. */
@@ -243,7 +244,7 @@ export class SharedDirectory {
     await this.#withdrawing;
     for (const move of this.#followed.values()) move.hold.release();
     this.#followed.clear();
-    await this.#options.runner.run(this.authority, this.tables.leaveSql(this.node)).catch(() => undefined);
+    await this.ask(this.tables.leaveSql(this.node)).catch(() => undefined);
   }
 
   /** One visit at a time: a slow authority delays the next, it never piles them up. */
@@ -263,12 +264,11 @@ export class SharedDirectory {
   }
 
   async #visit(): Promise<void> {
-    const { runner, log } = this.#options;
+    const { log } = this.#options;
     const sentAt = performance.now();
     try {
       if (!this.#created) await this.#create();
-      await runner.run(
-        this.authority,
+      await this.ask(
         this.tables.heartbeatSql({
           node: this.node,
           home: this.#options.home,
@@ -277,11 +277,10 @@ export class SharedDirectory {
           startedAt: this.#startedAt,
         }),
       );
-      let read = (await runner.run(this.authority, this.tables.visitSql(this.#fromSnapshot))).rows[0] ?? {};
+      let read = (await this.ask(this.tables.visitSql(this.#fromSnapshot))).rows[0] ?? {};
       // An authority whose snapshot went back (restored, or failed over to a server behind) may
       // hold rows under ids the last snapshot saw: the whole directory is read again.
-      if (this.#wentBack(read["snapshot"]))
-        read = (await runner.run(this.authority, this.tables.visitSql(null))).rows[0] ?? {};
+      if (this.#wentBack(read["snapshot"])) read = (await this.ask(this.tables.visitSql(null))).rows[0] ?? {};
       await this.#apply(read, sentAt);
       const lapsed = this.#grantedAt !== undefined && sentAt - this.#grantedAt >= this.#options.store.leaseMs;
       this.#grantedAt = sentAt;
@@ -313,12 +312,12 @@ export class SharedDirectory {
 
   async #create(): Promise<void> {
     try {
-      await this.#options.runner.run(this.authority, this.tables.createSql());
+      await this.ask(this.tables.createSql());
     } catch (error) {
       // Proxies starting together race on CREATE ... IF NOT EXISTS; the loser's error is the winner's table.
       if (!(error instanceof PgError && (error.code === "23505" || error.code === "42P07"))) throw error;
     }
-    const own = await this.#options.runner.run(this.authority, this.tables.ownMovesSql(this.node));
+    const own = await this.ask(this.tables.ownMovesSql(this.node));
     for (const row of own.rows) if (row["id"] != null) this.#withdrawals.add(row["id"]);
     this.#created = true;
   }
@@ -396,7 +395,7 @@ export class SharedDirectory {
 
   /** Confirms a move once no statement admitted before its hold still runs on its keys. */
   async #confirm(move: Announcement, followed: FollowedMove): Promise<void> {
-    const { holds, store, runner, log } = this.#options;
+    const { holds, store, log } = this.#options;
     followed.confirming = true;
     try {
       if (!(await holds.drained(followed.hold, store.lockTimeoutMs))) {
@@ -407,7 +406,7 @@ export class SharedDirectory {
         return;
       }
       if (this.#followed.get(move.id) !== followed) return;
-      await runner.run(this.authority, this.tables.confirmSql(move.id, this.node));
+      await this.ask(this.tables.confirmSql(move.id, this.node));
       followed.confirmed = true;
     } catch (error) {
       log.warn({ move: move.id, err: error }, "could not confirm a move to the shared directory's authority");
@@ -439,13 +438,4 @@ export class SharedDirectory {
       this.#withdrawing = undefined;
     }
   }
-}
-
-/** `promise`, or a rejection once `ms` have passed without it settling. */
-function bounded<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }

@@ -139,13 +139,15 @@ $geoproxy$`,
     return `SELECT p.node, (extract(epoch FROM now() - p.heartbeat_at) * 1000)::bigint::text AS age_ms, EXISTS (SELECT 1 FROM ${this.confirms} c WHERE c.move_id = ${literal(id)}::bigint AND c.node = p.node) AS confirmed FROM ${this.peers} p`;
   }
 
+  /** A peer's confirmation of move `id`: none is written for a move withdrawn already. */
   confirmSql(id: string, node: string): string {
-    return `INSERT INTO ${this.confirms} (move_id, node) VALUES (${literal(id)}::bigint, ${literal(node)}) ON CONFLICT DO NOTHING`;
+    return `INSERT INTO ${this.confirms} (move_id, node) SELECT id, ${literal(node)} FROM ${this.moves} WHERE id = ${literal(id)}::bigint ON CONFLICT DO NOTHING`;
   }
 
+  /** Withdraws moves, with their keys and confirmations (and any a peer wrote as they went). */
   withdrawSql(ids: readonly string[]): string {
     const list = `ARRAY[${ids.map((id) => `${literal(id)}::bigint`).join(", ")}]`;
-    return `DELETE FROM ${this.moving} WHERE move_id = ANY(${list}); DELETE FROM ${this.confirms} WHERE move_id = ANY(${list}); DELETE FROM ${this.moves} WHERE id = ANY(${list})`;
+    return `DELETE FROM ${this.moving} WHERE move_id = ANY(${list}); DELETE FROM ${this.confirms} WHERE move_id = ANY(${list}); DELETE FROM ${this.moves} WHERE id = ANY(${list}); DELETE FROM ${this.confirms} c WHERE NOT EXISTS (SELECT 1 FROM ${this.moves} m WHERE m.id = c.move_id)`;
   }
 
   /** This node's announcements left by an earlier run (withdrawn once its moves are settled). */

@@ -226,7 +226,11 @@ export class Moves {
       (key) => directory.lookup(key) === undefined,
     );
     if (this.shared !== undefined && firstWrites.length > 0) {
-      const claimed = await this.claim(firstWrites, analyses);
+      // Each key for the region its own statement's hint names, if it names one.
+      const hints = new Map<string, string | undefined>();
+      for (const [i, keys] of touched.entries())
+        for (const key of keys.newKeys) if (!hints.has(key)) hints.set(key, analyses[i]!.hints.region);
+      const claimed = await this.claim(firstWrites, hints);
       if (claimed !== null) {
         ticket.release();
         return claimed;
@@ -258,11 +262,14 @@ export class Moves {
    * proxy would create it in (a region hint's, or the home location's shard its hash picks); a key
    * another proxy claimed first goes where that one placed it. Null once every key has an entry.
    */
-  private async claim(keys: readonly string[], analyses: readonly Analysis[]): Promise<PgError | null> {
+  private async claim(
+    keys: readonly string[],
+    hints: ReadonlyMap<string, string | undefined>,
+  ): Promise<PgError | null> {
     const { topology } = this.options;
-    const hinted = analyses.find((analysis) => analysis.hints.region !== undefined)?.hints.region;
     const byRegion = new Map<string, string[]>();
     for (const key of keys) {
+      const hinted = hints.get(key);
       const region =
         hinted !== undefined && topology.hasRegion(hinted)
           ? hinted

@@ -608,6 +608,16 @@ function refuseSharedDirectory(
     }
     return;
   }
+  // The longest sibling table, `<table>_confirms`, must fit PostgreSQL's 63-byte names uncut: cut
+  // names of two siblings could be the same table.
+  const base = store.table.slice(store.table.indexOf(".") + 1);
+  const longest = Buffer.byteLength(`${base}_confirms`);
+  if (longest > 63)
+    reader.fail(
+      "invalid_value",
+      "table",
+      `a shared directory keeps tables named after table = "${store.table}" with suffixes up to "_confirms", and "${base}_confirms" is ${longest} bytes, over PostgreSQL's 63: choose a table name of at most ${63 - 9} bytes`,
+    );
   if (store.leaseMs < 3 * store.pollMs)
     reader.fail(
       "invalid_value",
