@@ -36,6 +36,8 @@ export type {
   SchemaDriftRegion,
   SchemaDriftStatus,
   SchemaDriftTable,
+  SharedDirectoryStatus,
+  SharedPeer,
   TrafficCounts,
   TransactionStatus,
 } from "./source/admin-source.js";
@@ -46,6 +48,8 @@ export {
   type EndpointRole,
   KEY_STATES,
   type KeyState,
+  LEASE_STATES,
+  type LeaseState,
   PLAN_KINDS,
   type PlanKind,
   READ_FINISHES,

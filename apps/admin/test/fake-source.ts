@@ -9,6 +9,7 @@ import type {
   RegionStatus,
   RouteDecision,
   SchemaDriftStatus,
+  SharedDirectoryStatus,
 } from "../src/index.js";
 
 export const REGIONS = ["eu-west", "us-east", "ap-south"] as const;
@@ -20,6 +21,8 @@ export class FakeSource implements AdminSource {
   decisions: RouteDecision[] = [];
   refusedShapes: RefusedShape[] = [];
   schemaDrift: SchemaDriftStatus = { checkedAt: null, reference: null, tables: [] };
+  /** Set to make the proxy one of a shared directory's. */
+  shared: SharedDirectoryStatus | undefined;
   snapshotCalls = 0;
   readonly #metrics: ProxyMetrics;
   readonly #startedAt = Date.now();
@@ -133,6 +136,7 @@ export class FakeSource implements AdminSource {
       decisions: this.decisions,
       refusedShapes: this.refusedShapes,
       schemaDrift: this.schemaDrift,
+      ...(this.shared === undefined ? {} : { shared: this.shared }),
     };
   }
 

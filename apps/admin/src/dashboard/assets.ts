@@ -49,6 +49,8 @@ td.num, th.num { text-align: right; }
 .state.live { color: var(--up); border-color: var(--up); }
 .state.stale { color: var(--down); border-color: var(--down); }
 .health-up { color: var(--up); } .health-down { color: var(--down); font-weight: 600; } .health-unknown { color: var(--unknown); }
+.lease-held { color: var(--up); } .lease-lapsing { color: var(--unknown); font-weight: 600; } .lease-lapsed { color: var(--down); font-weight: 600; }
+tr.this-proxy td:first-child { font-weight: 600; }
 .alerts { list-style: none; padding: 0; margin: 0; }
 .alerts li { border-left: 4px solid var(--down); padding: .3rem .6rem; margin-bottom: .3rem; }
 .none { color: var(--muted); }

@@ -46,6 +46,7 @@ export function renderLive(view: DashboardView): string {
     renderFacts(view) +
     renderAlerts(view.snapshot) +
     renderSchemaDrift(view.snapshot) +
+    renderPeers(view.snapshot) +
     renderPlacement(view) +
     renderDecisions(view.snapshot) +
     renderRefused(view.snapshot) +
@@ -124,6 +125,36 @@ function renderSchemaDrift(snapshot: ProxySnapshot): string {
         `<table><thead><tr><th>table</th><th>region</th><th>status</th><th>what differs</th></tr></thead>` +
         `<tbody>${rows}</tbody></table>`) +
     `</section>`
+  );
+}
+
+/** A shared directory's proxies; nothing at all when the directory is not shared. */
+function renderPeers(snapshot: ProxySnapshot): string {
+  const shared = snapshot.shared;
+  if (shared === undefined) return "";
+  const rows = shared.peers
+    .map(
+      (peer) =>
+        `<tr${peer.thisProxy ? ` class="this-proxy"` : ""}><td>${escapeHtml(peer.node)}</td>` +
+        `<td>${escapeHtml(peer.home)}</td>` +
+        `<td class="num">${peer.heartbeatAgeMs === null ? "—" : formatAge(peer.heartbeatAgeMs)}</td>` +
+        `<td class="lease-${peer.lease}">${peer.lease}</td>` +
+        `<td class="num">${formatCount(peer.sessions)}</td><td class="num">${formatCount(peer.moves)}</td>` +
+        `<td>${peer.thisProxy ? "this proxy" : ""}</td></tr>`,
+    )
+    .join("");
+  const { own, peers } = shared.movesHeld;
+  return (
+    `<section id="peers"><h2>Peers (${shared.peers.length})</h2>` +
+    `<p>Shared directory, authority <strong>${escapeHtml(shared.authority)}</strong>. ` +
+    `This proxy's lease: <span data-live="lease-age">` +
+    (shared.leaseAgeMs === null ? "no visit got through yet" : `${formatAge(shared.leaseAgeMs)} old`) +
+    `</span> (lease_ms ${formatCount(shared.leaseMs)}). ` +
+    `Moves holding keys here: <span data-live="moves-held-own">${formatCount(own)}</span> of this proxy, ` +
+    `<span data-live="moves-held-peers">${formatCount(peers)}</span> of peers.</p>` +
+    `<table><thead><tr><th>node</th><th>home</th><th class="num">heartbeat age</th><th>lease</th>` +
+    `<th class="num">sessions</th><th class="num">moves announced</th><th></th></tr></thead>` +
+    `<tbody>${rows}</tbody></table></section>`
   );
 }
 
@@ -348,6 +379,11 @@ export function formatCount(value: number): string {
 function formatMs(value: number | null): string {
   if (value === null) return "—";
   return value < 10 ? `${value.toFixed(2)} ms` : `${value.toFixed(0)} ms`;
+}
+
+/** Milliseconds under ten seconds, then seconds. */
+export function formatAge(ms: number): string {
+  return ms < 10_000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
 export function formatBytes(bytes: number): string {

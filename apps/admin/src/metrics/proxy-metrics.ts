@@ -6,9 +6,11 @@ import type {
   PoolStatus,
   RegionStatus,
   SchemaDriftStatus,
+  SharedDirectoryStatus,
   TrafficCounts,
 } from "../source/admin-source.js";
 import {
+  LEASE_STATES,
   PLAN_KINDS,
   type PlanKind,
   READ_FINISHES,
@@ -42,6 +44,8 @@ export interface MetricCollectors {
   }[];
   /** The latest schema drift check (the same status the snapshot carries). */
   readonly schemaDrift?: () => SchemaDriftStatus;
+  /** The shared directory's lease, peers and held moves; undefined while the directory is not shared. */
+  readonly shared?: () => SharedDirectoryStatus | undefined;
 }
 
 export interface ProxyMetricsOptions {
@@ -488,6 +492,54 @@ export class ProxyMetrics {
       }),
       () => driftFailed,
     );
+
+    // Absent, not 0, on a proxy whose directory is not shared (and the lease age before the first
+    // visit got through): a 0 would read as a fresh lease.
+    const shared = (): SharedDirectoryStatus | undefined => {
+      const read = metrics.#collectors.shared;
+      return read === undefined ? undefined : metrics.#read("shared", read);
+    };
+    let noLeaseAge = true;
+    leaveOutWhen(
+      new Gauge({
+        name: "geoproxy_directory_lease_age_seconds",
+        help: "Seconds since this proxy's last visit to the shared directory's authority that got through was sent.",
+        registers,
+        collect() {
+          this.reset();
+          const age = shared()?.leaseAgeMs ?? null;
+          noLeaseAge = age === null;
+          if (age !== null) this.set(age / 1000);
+        },
+      }),
+      () => noLeaseAge,
+    );
+    new Gauge({
+      name: "geoproxy_directory_peers",
+      help: "Proxies of the shared directory, this one included, by lease state (held, lapsing, lapsed).",
+      labelNames: ["lease"] as const,
+      registers,
+      collect() {
+        this.reset();
+        const status = shared();
+        if (status === undefined) return;
+        for (const lease of LEASE_STATES)
+          this.labels(lease).set(status.peers.filter((peer) => peer.lease === lease).length);
+      },
+    });
+    new Gauge({
+      name: "geoproxy_move_holds",
+      help: "Moves holding keys in this proxy now: by this_proxy (its own) or by peers (announced by other proxies).",
+      labelNames: ["by"] as const,
+      registers,
+      collect() {
+        this.reset();
+        const status = shared();
+        if (status === undefined) return;
+        this.labels("this_proxy").set(status.movesHeld.own);
+        this.labels("peers").set(status.movesHeld.peers);
+      },
+    });
 
     new Gauge({
       name: "geoproxy_alert",

@@ -2,6 +2,7 @@ import type {
   BackendHealth,
   EndpointRole,
   KeyState,
+  LeaseState,
   PlanKind,
   ReadFinish,
   TransactionOutcome,
@@ -198,6 +199,37 @@ export interface SchemaDriftStatus {
   readonly tables: readonly SchemaDriftTable[];
 }
 
+/** One proxy of a shared directory, as this proxy's last visit to the authority found it. */
+export interface SharedPeer {
+  /** Its `[server] node`. */
+  readonly node: string;
+  /** Its home region. */
+  readonly home: string;
+  /** Its heartbeat's age; `null` for this proxy before its first visit got through. */
+  readonly heartbeatAgeMs: number | null;
+  /** By the heartbeat's age; this proxy's own row by its lease's age (SHOW PEERS' `lease`). */
+  readonly lease: LeaseState;
+  /** Client sessions it had open at its last heartbeat. */
+  readonly sessions: number;
+  /** Moves it announced that are not withdrawn. */
+  readonly moves: number;
+  /** The row of the proxy answering. */
+  readonly thisProxy: boolean;
+}
+
+/** Where a shared directory (`[directory_store] shared = true`) stands, as this proxy sees it. */
+export interface SharedDirectoryStatus {
+  /** The region whose PostgreSQL the proxies agree in. */
+  readonly authority: string;
+  readonly leaseMs: number;
+  /** Since the last visit to the authority that got through was sent; `null` before the first. */
+  readonly leaseAgeMs: number | null;
+  /** Every proxy of the directory, this one included, sorted by node. */
+  readonly peers: readonly SharedPeer[];
+  /** Moves holding keys here now: this proxy's own, and other proxies' it follows. */
+  readonly movesHeld: { readonly own: number; readonly peers: number };
+}
+
 /** Everything the dashboard and /snapshot show, taken at one instant. Plain JSON. */
 export interface ProxySnapshot {
   /** `[server] node`. */
@@ -222,6 +254,8 @@ export interface ProxySnapshot {
   readonly refusedShapes: readonly RefusedShape[];
   /** Tables whose copies differ between regions, at the latest schema check. */
   readonly schemaDrift: SchemaDriftStatus;
+  /** The shared directory's lease and peers; absent when the directory is not shared. */
+  readonly shared?: SharedDirectoryStatus;
 }
 
 /** Which region holds a key's rows. */

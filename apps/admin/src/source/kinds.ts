@@ -29,6 +29,14 @@ export type EndpointRole = (typeof ENDPOINT_ROLES)[number];
 export const KEY_STATES = ["resident", "moving", "unlisted"] as const;
 export type KeyState = (typeof KEY_STATES)[number];
 
+/**
+ * A shared directory's proxy by the age of its heartbeat (this proxy's own: of its lease): `held`
+ * under lease_ms; `lapsing` past it, when that proxy refuses geo-partitioned statements itself;
+ * `lapsed` past 1.5 x lease_ms, when movers stop waiting for it. The `lease` label.
+ */
+export const LEASE_STATES = ["held", "lapsing", "lapsed"] as const;
+export type LeaseState = (typeof LEASE_STATES)[number];
+
 export function assertNever(value: never): never {
   throw new Error(`unexpected value: ${String(value)}`);
 }
