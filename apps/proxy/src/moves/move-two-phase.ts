@@ -13,7 +13,7 @@ import { movePrefixFor } from "../distributed/txn-service.js";
 import type { Logger } from "../log.js";
 
 /** The table of move decisions in the home region (two-phase commit of moves). */
-const MOVE_DECISIONS = "geoproxy_move_decisions";
+export const MOVE_DECISIONS = "geoproxy_move_decisions";
 
 /** The moves' own two-phase commit: its coordinator, the recovery finishing what it left, its log. */
 export interface MoveTwoPhase {
@@ -48,23 +48,7 @@ export async function openMoveTwoPhase(
     executor: { query: async (sql) => toResult(await runner.run(home, sql)) },
     table: MOVE_DECISIONS,
   });
-  const connector: ParticipantConnector = {
-    connect: async (region) => {
-      const lease = await runner.acquire(region);
-      return {
-        query: async (sql) => toResult(await query(lease, sql)),
-        // Unanswered within the step deadline: its state is unknown, so it is closed.
-        abandon: () => {
-          lease.connection.destroy();
-          lease.discard("a move's commit step went unanswered");
-        },
-        close: async () => {
-          if (lease.connection.txStatus !== "I") lease.discard("recovery left it in a transaction");
-          else lease.release();
-        },
-      };
-    },
-  };
+  const connector = runnerConnector(runner);
   // Its own prefix: the statement coordinator's recovery never claims a move's transactions.
   const prefix = movePrefixFor(options.config.server.node);
   // The table is every proxy's over this home region: recovery sees only this node's moves.
@@ -96,10 +80,34 @@ export async function openMoveTwoPhase(
 }
 
 /**
+ * Participants' connections for a recovery or a move's commit: the proxy's own pooled connections
+ * through `runner`, one closed rather than pooled when a step went unanswered.
+ */
+export function runnerConnector(runner: RegionRunner): ParticipantConnector {
+  return {
+    connect: async (region) => {
+      const lease = await runner.acquire(region);
+      return {
+        query: async (sql) => toResult(await query(lease, sql)),
+        // Unanswered within the step deadline: its state is unknown, so it is closed.
+        abandon: () => {
+          lease.connection.destroy();
+          lease.discard("a commit step went unanswered");
+        },
+        close: async () => {
+          if (lease.connection.txStatus !== "I") lease.discard("recovery left it in a transaction");
+          else lease.release();
+        },
+      };
+    },
+  };
+}
+
+/**
  * A region runner's rows in the shape `@geo/txn` executors answer with: the decision log and the
  * participants read `command` where the runner says `tag`.
  */
-function toResult(rows: { rows: Record<string, string | null>[]; tag: string }): {
+export function toResult(rows: { rows: Record<string, string | null>[]; tag: string }): {
   rows: Record<string, unknown>[];
   command: string;
 } {

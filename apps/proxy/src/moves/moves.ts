@@ -13,6 +13,7 @@ import { DirectoryStore, type Location } from "../directory/directory-store.js";
 import { RegionRunner } from "../directory/region-runner.js";
 import { SharedDirectory } from "../directory/shared-directory.js";
 import { keyPlacedByPeer } from "../directory/shared-errors.js";
+import { PeerTakeover } from "../distributed/peer-takeover.js";
 import type { StatementMode } from "../engine/statement-mode.js";
 import type { Leg } from "../executor/leg.js";
 import type { RegionPools } from "../executor/region-pools.js";
@@ -75,6 +76,9 @@ export class Moves {
   private opened: Promise<MoveTwoPhase> | null = null;
   /** With `shared = true`: this proxy's lease, its peers and the moves they announce. */
   shared: SharedDirectory | undefined;
+  /** With `shared = true`: finishes what silent peers left prepared, every recovery interval. */
+  takeover: PeerTakeover | undefined;
+  private takeoverTimer: NodeJS.Timeout | undefined;
 
   private constructor(
     readonly store: DirectoryStore,
@@ -135,6 +139,19 @@ export class Moves {
     });
     this.shared = shared;
     await shared.open();
+    const takeover = new PeerTakeover({
+      config: this.options.config,
+      topology,
+      pools: this.options.pools,
+      runner: this.runner,
+      log,
+      node: this.options.config.server.node,
+      peers: () => shared.peers(),
+      silentMs: 1.5 * this.storeConfig.leaseMs,
+    });
+    this.takeover = takeover;
+    this.takeoverTimer = setInterval(() => void takeover.sweep(), this.options.config.txn.recoveryIntervalMs);
+    this.takeoverTimer.unref();
   }
 
   get directory(): DirectoryStore["directory"] {
@@ -161,6 +178,8 @@ export class Moves {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.takeoverTimer);
+    await this.takeover?.idle();
     await this.shared?.close();
     const opened = await this.opened?.catch(() => null);
     if (opened == null) return;

@@ -1,0 +1,135 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type PgCluster, startCluster } from "@geo/testkit";
+import { GidFactory } from "@geo/txn";
+import type pg from "pg";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { prefixFor } from "../src/distributed/txn-service.js";
+import { REGIONS, type RegionName, regionsToml } from "./support/fake-regions.js";
+import { connectDirect, MOVE_SCHEMA } from "./support/move-regions.js";
+import { ProxyChild } from "./support/proxy-child.js";
+
+// A proxy of a shared directory that stops heartbeating leaves prepared transactions behind; a
+// peer finishes them once the silent one's node claim is free in every region, and never while
+// the silent one (even frozen) still holds it.
+let cluster: PgCluster;
+let direct: Record<RegionName, pg.Client>;
+let folder: string;
+const running: ProxyChild[] = [];
+
+const STORE = `shared = true\nauthority = "eu-west"\npoll_ms = 100\nlease_ms = 600\n`;
+const TXN = `decision_log = "table"\nrecovery_interval_ms = 300\n`;
+
+beforeAll(async () => {
+  cluster = await startCluster({ count: 3, initSql: MOVE_SCHEMA });
+  direct = await connectDirect(cluster);
+  folder = await mkdtemp(join(tmpdir(), "geo-shared-takeover-"));
+});
+
+afterEach(async () => {
+  for (const child of running) {
+    try {
+      if (child.pid !== undefined) process.kill(child.pid, "SIGCONT");
+    } catch {
+      // Exited already.
+    }
+  }
+  await Promise.all(running.splice(0).map((child) => child.stop()));
+});
+
+afterAll(async () => {
+  for (const client of Object.values(direct ?? {})) await client.end().catch(() => undefined);
+  await cluster?.stop();
+  if (folder !== undefined) await rm(folder, { recursive: true, force: true });
+});
+
+async function launch(node: string, home: RegionName, data?: string): Promise<ProxyChild> {
+  const dir = data ?? (await mkdtemp(join(folder, `${node}-`)));
+  const toml = regionsToml(
+    cluster.servers.map((s) => s.port),
+    `\n[txn]\ndata_dir = "${dir}"\n${TXN}\n[directory_store]\n${STORE}\n`,
+  )
+    .replace("[server]\n", `[server]\nnode = "${node}"\n`)
+    .replace("home = true\n", "")
+    .replace(`id = "${home}"\n`, `id = "${home}"\nhome = true\n`);
+  const configPath = join(dir, "geoproxy.toml");
+  await writeFile(configPath, toml);
+  const child = new ProxyChild(["--config", configPath, "--log-level", "info"]);
+  running.push(child);
+  return child;
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not true within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function prepared(): Promise<string[]> {
+  const gids: string[] = [];
+  for (const region of REGIONS)
+    for (const row of (await direct[region].query("SELECT gid FROM pg_prepared_xacts")).rows)
+      gids.push(row.gid);
+  return gids;
+}
+
+/** A transaction of `node`'s prefix prepared in `regions`, inserting a user named after it. */
+async function prepareAs(node: string, name: string, regions: RegionName[]): Promise<string> {
+  const gid = new GidFactory(prefixFor(node)).next();
+  for (const region of regions) {
+    await direct[region].query(
+      `BEGIN; INSERT INTO users (tenant_id, id, name) VALUES ('${name}-${region}', 1, '${name}'); PREPARE TRANSACTION '${gid}'`,
+    );
+  }
+  return gid;
+}
+
+async function usersNamed(name: string): Promise<number> {
+  let count = 0;
+  for (const region of REGIONS)
+    count += (await direct[region].query("SELECT count(*)::int AS n FROM users WHERE name = $1", [name]))
+      .rows[0].n;
+  return count;
+}
+
+describe("a silent peer's prepared transactions", () => {
+  it("are left alone while it is frozen, finished by a peer once it is dead, and it starts again after", async () => {
+    const victimData = await mkdtemp(join(folder, "victim-"));
+    const victim = await launch("victim", "us-east", victimData);
+    const rescuer = await launch("rescuer", "eu-west");
+    await Promise.all([victim.listening(), rescuer.listening()]);
+    await until(
+      async () =>
+        (await direct["eu-west"].query("SELECT count(*)::int AS n FROM geoproxy_directory_peers")).rows[0]
+          .n === 2,
+      5000,
+    );
+
+    // Frozen, it still holds its node claim: nothing of its may be touched, however silent it is.
+    process.kill(victim.pid!, "SIGSTOP");
+    const decided = await prepareAs("victim", "decided", ["us-east", "ap-south"]);
+    const undecided = await prepareAs("victim", "undecided", ["us-east", "eu-west"]);
+    // Its decision, in the table log of its home region (us-east), as its coordinator writes it.
+    await direct["us-east"].query(
+      "INSERT INTO geo_txn_decisions (gid, decision, participants, decided_at) VALUES ($1, 'commit', ARRAY['us-east', 'ap-south'], now())",
+      [decided],
+    );
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect((await prepared()).sort()).toEqual([decided, decided, undecided, undecided].sort());
+
+    // Dead: its claim's sessions end with it, and the rescuer finishes what it left.
+    await victim.kill();
+    await until(async () => (await prepared()).length === 0, 10_000);
+    expect(await usersNamed("decided")).toBe(2);
+    expect(await usersNamed("undecided")).toBe(0);
+    expect(rescuer.stdout).toContain("finished what a silent proxy left prepared");
+
+    // The rescuer let the claim go: the victim starts again under its own name.
+    running.splice(running.indexOf(victim), 1);
+    const again = await launch("victim", "us-east", victimData);
+    await again.listening();
+  });
+});
