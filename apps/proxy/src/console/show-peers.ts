@@ -1,4 +1,5 @@
 import { PgError, SqlState } from "@geo/proto";
+import { leaseState } from "../directory/lease-state.js";
 import { type ConsoleHandler, showRows } from "./console-command.js";
 import { unexpectedArgument } from "./console-errors.js";
 
@@ -28,8 +29,6 @@ export const showPeers: ConsoleHandler = {
     const view = ctx.peers;
     if (view === undefined) return notShared();
     const leaseMs = view.config.leaseMs;
-    const state = (ageMs: number | undefined): string =>
-      ageMs === undefined || ageMs >= 1.5 * leaseMs ? "lapsed" : ageMs >= leaseMs ? "lapsing" : "held";
     const peers = [...view.peers()];
     if (!peers.some((peer) => peer.node === view.node))
       peers.unshift({
@@ -56,7 +55,7 @@ export const showPeers: ConsoleHandler = {
         peer.home === "" ? null : peer.home,
         self ? "t" : "f",
         age === undefined || Number.isNaN(age) ? null : String(Math.round(age)),
-        state(age),
+        leaseState(age, leaseMs),
         String(peer.sessions),
         String(peer.moves),
         self ? holding : null,

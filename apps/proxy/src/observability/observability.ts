@@ -12,6 +12,7 @@ import {
   type RegionStatus,
   type RunningAdminServer,
   type SchemaDriftStatus,
+  type SharedDirectoryStatus,
   type TransactionOutcome,
 } from "@geo/admin";
 import type { HealthMonitor } from "@geo/pool";
@@ -35,6 +36,7 @@ import { poolRows } from "./pool-rows.js";
 import type { RegionPoolStats } from "./region-pool-stats.js";
 import { RouteBook } from "./route-book.js";
 import { schemaDriftStatus } from "./schema-drift-status.js";
+import { type SharedStatusSource, sharedDirectoryStatus } from "./shared-status.js";
 
 export type { ObservabilityOptions } from "./observability-options.js";
 
@@ -69,6 +71,7 @@ export class Observability implements AdminSource {
   /** Recent routing decisions and refused shapes of real statements. */
   readonly routes = new RouteBook();
   #moves: (() => MoveProgress) | undefined;
+  #shared: SharedStatusSource | undefined;
   readonly #placement: PlacementStatusBook;
   #admin: RunningAdminServer | undefined;
   #monitor: HealthMonitor | undefined;
@@ -99,6 +102,7 @@ export class Observability implements AdminSource {
       regionBytes: () =>
         [...this.#placement.bytesByRegion()].map(([region, bytes]) => ({ region, ...bytes })),
       schemaDrift: () => this.schemaDrift(),
+      shared: () => this.shared(),
     });
     this.console = {
       regions: () => this.regions(),
@@ -184,6 +188,11 @@ export class Observability implements AdminSource {
     this.#moves = progress;
   }
 
+  /** Where a shared directory's lease, peers and held moves are read (the proxy's `Moves`), once it started. */
+  watchSharedDirectory(source: SharedStatusSource): void {
+    this.#shared = source;
+  }
+
   /** A read over several regions was answered, finished as `finish` says (scatter-gather calls this). */
   multiRegionRead(finish: ReadFinish): void {
     this.metrics.countMultiRegionRead(finish);
@@ -214,6 +223,7 @@ export class Observability implements AdminSource {
 
   snapshot(): ProxySnapshot {
     const { config, topology } = this.#options;
+    const shared = this.shared();
     return {
       node: config.server.node,
       takenAt: new Date().toISOString(),
@@ -231,7 +241,14 @@ export class Observability implements AdminSource {
       decisions: this.routes.decisions(),
       refusedShapes: this.routes.refusedShapes(),
       schemaDrift: this.schemaDrift(),
+      ...(shared === undefined ? {} : { shared }),
     };
+  }
+
+  /** The shared directory's lease, peers and held moves; undefined when the directory is not shared. */
+  shared(): SharedDirectoryStatus | undefined {
+    const source = this.#shared;
+    return source === undefined ? undefined : sharedDirectoryStatus(source, this.#options.topology.home.id);
   }
 
   /** The tables whose copies differ between regions, at the latest schema check. */

@@ -223,7 +223,10 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     throw error;
   });
   movesRef = moves;
-  if (moves !== undefined) observability.watchMoves(() => moves.mover.progress());
+  if (moves !== undefined) {
+    observability.watchMoves(() => moves.mover.progress());
+    observability.watchSharedDirectory(moves);
+  }
 
   const late = new LateRegions({
     topology,
