@@ -84,6 +84,21 @@ export interface ConfigOptions {
    * that measure what those give; otherwise shortened so a run settles within its seconds.
    */
   readonly txnDefaults?: boolean;
+  /** `[server] node`; default `drill`. Proxies sharing a directory each need their own. */
+  readonly node?: string;
+  /** The region (index into REGIONS) marked `home = true`; default 0, eu-west. */
+  readonly home?: number;
+  /** `[txn] data_dir`, for a proxy beside another: each keeps its own. */
+  readonly dataDir?: string;
+  /** With `directoryStore`: the store shared with other proxies, agreed in `authority`. */
+  readonly shared?: SharedStore;
+}
+
+/** `[directory_store] shared = true` and its timings. */
+export interface SharedStore {
+  readonly authority: RegionName;
+  readonly pollMs: number;
+  readonly leaseMs: number;
 }
 
 export function configToml(options: ConfigOptions): string {
@@ -91,7 +106,7 @@ export function configToml(options: ConfigOptions): string {
     const replica = options.replicaPorts?.[i];
     return `[[topology.regions]]
 id = "${id}"
-${i === 0 ? "home = true\n" : ""}primary = { host = "127.0.0.1", port = ${options.regionPorts[i]}, database = "postgres", user = "postgres" }
+${i === (options.home ?? 0) ? "home = true\n" : ""}primary = { host = "127.0.0.1", port = ${options.regionPorts[i]}, database = "postgres", user = "postgres" }
 ${replica === undefined ? "" : `replicas = [{ host = "127.0.0.1", port = ${replica}, database = "postgres", user = "postgres" }]\n`}`;
   }).join("\n");
   const tables = ["accounts", "transfers", "counters", "increments"]
@@ -100,7 +115,7 @@ ${replica === undefined ? "" : `replicas = [{ host = "127.0.0.1", port = ${repli
   return `[server]
 host = "127.0.0.1"
 port = ${options.proxyPort}
-node = "drill"
+node = "${options.node ?? "drill"}"
 
 ${regions}
 ${tables}
@@ -117,7 +132,7 @@ checkout_timeout_ms = 2000
 [txn]
 decision_log = "${options.decisionLog ?? "file"}"
 log_path = "${options.logPath}"
-${
+${options.dataDir === undefined ? "" : `data_dir = "${options.dataDir}"\n`}${
   options.txnDefaults === true
     ? ""
     : `recovery_grace_ms = 3000
@@ -132,7 +147,15 @@ step_timeout_ms = 3000
 table = "${DIRECTORY_TABLE}"
 hold_ms = 4000
 lock_timeout_ms = 800
+${
+  options.shared === undefined
+    ? ""
+    : `shared = true
+authority = "${options.shared.authority}"
+poll_ms = ${options.shared.pollMs}
+lease_ms = ${options.shared.leaseMs}
 `
+}`
     : ""
 }${options.healthProbes === true ? '\n[admin]\nhost = "127.0.0.1"\nport = 0\n' : ""}`;
 }

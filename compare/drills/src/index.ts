@@ -21,6 +21,7 @@ export {
   runDrill,
   type Scenario,
   type ScenarioSetup,
+  SHARED_DIRECTORY,
 } from "./run-drill.js";
 export { SCENARIOS, scenarioNamed } from "./scenarios.js";
 export { TWO_PHASE_POINTS, type TwoPhasePoint } from "./two-phase-points.js";

@@ -14,6 +14,7 @@ import {
   KEYS,
   REGIONS,
   SCHEMA_SQL,
+  type SharedStore,
   seedSql,
 } from "./bank.js";
 import { checkWorkloads, countPrepared, type WorkloadResult } from "./check.js";
@@ -51,13 +52,26 @@ export interface ScenarioSetup {
   readonly logTablespace?: boolean;
   /** `[txn]` at its defaults instead of the drill's shortened settings (see `configToml`). */
   readonly txnDefaults?: boolean;
+  /**
+   * Two proxies sharing the directory (`SHARED_DIRECTORY`): the first homed in eu-west, the
+   * second in us-east, each with its own node name and data folder. Keyed clients and transfer
+   * clients take them in turn (k0 the first, k1 the second, ...).
+   */
+  readonly proxies?: 1 | 2;
 }
+
+/** The shared store of two-proxy drills: agreed in the home region, eu-west. */
+export const SHARED_DIRECTORY: SharedStore = { authority: "eu-west", pollMs: 100, leaseMs: 1000 };
 
 /** Everything a scenario's fault script may use while the workloads run. */
 export interface DrillContext {
   readonly cluster: PgCluster;
+  /** The first proxy (the only one unless `setup.proxies` is 2). */
   readonly proxy: ProxyProcess;
   readonly proxyPort: number;
+  /** Every proxy, the first one first, and their ports. */
+  readonly proxies: readonly ProxyProcess[];
+  readonly proxyPorts: readonly number[];
   /** One per region when the setup asks for relays. */
   readonly relays: readonly (TcpRelay | undefined)[];
   readonly replica: PgReplica | undefined;
@@ -87,6 +101,11 @@ export interface Scenario {
   readonly minSeconds?: number;
   /** Breaks things while the workloads run; must leave every server running and reachable. */
   faults(ctx: DrillContext): Promise<void>;
+  /**
+   * Checks of the scenario's own once the workloads stopped and recovery ran, before the grading
+   * (`ctx.note`, `ctx.fail`; `ctx.direct` reads the regions).
+   */
+  verify?(ctx: DrillContext): Promise<void>;
 }
 
 export interface DrillOptions {
@@ -135,9 +154,10 @@ export function drillPassed(report: DrillReport): boolean {
 }
 
 /**
- * Runs one scenario: three PostgreSQL servers (the regions), geoproxy as a child process, the
- * keyed and the transfer workloads through it for `seconds`, and the scenario's faults meanwhile.
- * Afterwards every region is read directly and both workloads are graded.
+ * Runs one scenario: three PostgreSQL servers (the regions), geoproxy as a child process (two
+ * sharing the directory with `setup.proxies = 2`), the keyed and the transfer workloads through it
+ * for `seconds`, and the scenario's faults meanwhile. Afterwards every region is read directly, the
+ * scenario's own checks run and both workloads are graded.
  */
 export async function runDrill(options: DrillOptions): Promise<DrillReport> {
   const { scenario } = options;
@@ -160,7 +180,7 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
   const direct: pg.Client[] = [];
   const relays: (TcpRelay | undefined)[] = [];
   let replica: PgReplica | undefined;
-  let proxy: ProxyProcess | null = null;
+  const proxies: ProxyProcess[] = [];
   let keep = false;
   try {
     if (setup.logFilesystemKiB !== undefined) {
@@ -187,39 +207,53 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
         relays.push(undefined);
       }
     }
-    const proxyPort = await freePort();
-    const configPath = join(work, "geoproxy.toml");
     const directoryPath = join(work, "keys.tsv");
-    writeFileSync(
-      configPath,
-      configToml({
-        proxyPort,
-        regionPorts,
-        ...(replica === undefined ? {} : { replicaPorts: { [setup.replicaOf!]: replica.port } }),
-        logPath: join(logDir, "decisions.log"),
-        decisionLog: setup.decisionLog ?? "file",
-        directoryStore: setup.directoryStore === true,
-        healthProbes: setup.healthProbes === true,
-        txnDefaults: setup.txnDefaults === true,
-      }),
-    );
     writeFileSync(directoryPath, directoryTsv());
-    proxy = new ProxyProcess({
-      configPath,
-      ...(setup.directoryStore === true ? {} : { directoryPath }),
-      port: proxyPort,
-      logPath: join(work, "proxy.log"),
-    });
-    await proxy.start();
+    const shared = (setup.proxies ?? 1) > 1;
+    const directoryStore = shared || setup.directoryStore === true;
+    const proxyPorts: number[] = [];
+    // The first proxy's files keep their one-proxy names; the second's carry its letter.
+    for (const [i, suffix] of (shared ? ["", "-b"] : [""]).entries()) {
+      const node = `drill-${"ab"[i]}`;
+      const port = await freePort();
+      const configPath = join(work, `geoproxy${suffix}.toml`);
+      writeFileSync(
+        configPath,
+        configToml({
+          proxyPort: port,
+          regionPorts,
+          ...(replica === undefined ? {} : { replicaPorts: { [setup.replicaOf!]: replica.port } }),
+          logPath: join(logDir, `decisions${suffix}.log`),
+          decisionLog: setup.decisionLog ?? "file",
+          directoryStore,
+          healthProbes: setup.healthProbes === true,
+          txnDefaults: setup.txnDefaults === true,
+          ...(shared ? { node, home: i, dataDir: join(work, node), shared: SHARED_DIRECTORY } : {}),
+        }),
+      );
+      proxies.push(
+        new ProxyProcess({
+          configPath,
+          ...(directoryStore ? {} : { directoryPath }),
+          port,
+          logPath: join(work, `proxy${suffix}.log`),
+        }),
+      );
+      proxyPorts.push(port);
+    }
+    await Promise.all(proxies.map((proxy) => proxy.start()));
+    const proxyPort = proxyPorts[0]!;
 
     const state = newWorkloadState();
     const startedAt = Date.now();
     const deadline = startedAt + options.seconds * 1000;
-    const running = proxy;
+    const running = proxies[0]!;
     const ctx: DrillContext = {
       cluster,
       proxy: running,
       proxyPort,
+      proxies,
+      proxyPorts,
       relays,
       replica,
       random,
@@ -237,12 +271,12 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
     const reads = newReadTally();
     const replicaKeys = KEYS.filter((k) => k.region === REGIONS[setup.replicaOf ?? -1]).map((k) => k.key);
     const workloads = [
-      ...KEYS.map(({ key }) => keyedLoop(proxyPort, key, deadline, state)),
+      ...KEYS.map(({ key }, i) => keyedLoop(proxyPorts[i % proxyPorts.length]!, key, deadline, state)),
       ...(replicaKeys.length === 0
         ? []
         : [0, 1].map(() => readLoop(proxyPort, replicaKeys, deadline, state, reads))),
-      ...Array.from({ length: options.transferClients ?? 3 }, () =>
-        transferLoop(proxyPort, deadline, random, state),
+      ...Array.from({ length: options.transferClients ?? 3 }, (_, i) =>
+        transferLoop(proxyPorts[i % proxyPorts.length]!, deadline, random, state),
       ),
     ];
     const faults = scenario.faults(ctx).catch((error: unknown) => {
@@ -251,7 +285,7 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
     });
     await Promise.all([...workloads, faults]);
     const stoppedAt = Date.now();
-    if (!running.running) await running.start();
+    for (const proxy of proxies) if (!proxy.running) await proxy.start();
     if (replicaKeys.length > 0) {
       const longest = Math.max(0, ...reads.availability.close(stoppedAt).values());
       notes.push(
@@ -267,6 +301,9 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
       preparedLeft = await countPrepared(direct);
     }
     const recoverySeconds = (Date.now() - recoveryStarted) / 1000;
+    await scenario.verify?.(ctx).catch((error: unknown) => {
+      failures.push(`verify failed: ${error instanceof Error ? error.message : String(error)}`);
+    });
     const graded = await checkWorkloads(direct, state, stoppedAt);
     const report: DrillReport = {
       scenario: scenario.name,
@@ -275,7 +312,7 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
       ...graded,
       preparedLeft,
       recoverySeconds,
-      proxyKills: running.kills,
+      proxyKills: proxies.reduce((sum, proxy) => sum + proxy.kills, 0),
       staleReads: state.staleReads,
       misrouted: state.misrouted,
       notes,
@@ -286,7 +323,7 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
     return keep ? { ...report, keptDir: work } : report;
   } finally {
     await Promise.all(direct.map((client) => client.end().catch(() => undefined)));
-    await proxy?.stop().catch(() => undefined);
+    await Promise.all(proxies.map((proxy) => proxy.stop().catch(() => undefined)));
     await Promise.all(relays.map((relay) => relay?.stop()));
     await replica?.stop().catch(() => undefined);
     await cluster.stop();
