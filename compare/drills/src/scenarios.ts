@@ -13,6 +13,7 @@ import {
   TWO_PHASE_POINTS,
   type TwoPhasePoint,
 } from "./two-phase-points.js";
+import { TWO_PROXY_SCENARIOS } from "./two-proxies.js";
 import { connectApp } from "./workloads.js";
 
 const EU = 0;
@@ -568,6 +569,7 @@ export const SCENARIOS: readonly Scenario[] = [
       tallyNote(ctx, "rebalances", results);
     },
   },
+  ...TWO_PROXY_SCENARIOS,
   {
     name: "decision-log-full",
     summary: "the file system of the decision log fills up, then space is freed",
