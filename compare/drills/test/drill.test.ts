@@ -43,4 +43,33 @@ describe("the drills", () => {
     expect(report.failures).toEqual([]);
     expectNothingLost(report);
   });
+
+  it("keeps every increment of a key one proxy moves round the regions while the other writes it", async () => {
+    const report = await runDrill({ scenario: scenario("shared-move"), seconds: 12, seed: 20261202 });
+    const notes = report.notes.join("\n");
+    console.log(notes);
+    expect(notes).toMatch(/moves of k1 through drill-a: [1-9]\d* done/);
+    // The scenario checks committed = counter = recorded for k1, its rows in one region named by
+    // every directory, both proxies reading it there, and no refusal but 40001 and 55P03.
+    expect(report.failures).toEqual([]);
+    expect(report.misrouted).toBe(0);
+    expectNothingLost(report);
+  });
+
+  it("refuses geo-partitioned statements with 57P03 through both proxies while the authority is frozen, and routes again after", async () => {
+    const report = await runDrill({
+      scenario: scenario("shared-authority-down"),
+      seconds: 12,
+      seed: 20261202,
+    });
+    const notes = report.notes.join("\n");
+    console.log(notes);
+    // Every probe through either proxy past its lease was refused 57P03 (a failure otherwise).
+    for (const proxy of ["drill-a", "drill-b"])
+      expect(notes).toMatch(
+        new RegExp(`${proxy}: first 57P03 \\d+ ms .* routing again \\d+ ms after the repair`),
+      );
+    expect(report.failures).toEqual([]);
+    expectNothingLost(report);
+  });
 });
