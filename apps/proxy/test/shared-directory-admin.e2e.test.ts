@@ -1,0 +1,210 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ProxySnapshot } from "@geo/admin";
+import { type PgCluster, startCluster } from "@geo/testkit";
+import pg from "pg";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { parseScrape, type Scrape } from "./admin-prometheus.js";
+import { REGIONS, type RegionName, regionsToml } from "./support/fake-regions.js";
+import { connectDirect, MOVE_SCHEMA } from "./support/move-regions.js";
+import { ProxyChild } from "./support/proxy-child.js";
+
+// Proxies as real processes over three real servers, sharing one directory whose authority is
+// eu-west, each with its admin port: what SHOW PEERS tells the console, /metrics, /snapshot and
+// the dashboard tell Prometheus and operators.
+let cluster: PgCluster;
+let direct: Record<RegionName, pg.Client>;
+let folder: string;
+const running: ProxyChild[] = [];
+const clients: pg.Client[] = [];
+
+const POLL_MS = 100;
+const LEASE_MS = 600;
+const SHARED = `shared = true\nauthority = "eu-west"\npoll_ms = ${POLL_MS}\nlease_ms = ${LEASE_MS}\nhold_ms = 8000\n`;
+
+const AUTH = `[auth]
+method = "scram-sha-256"
+lookup = false
+users = [{ name = "ops", password = "ops-secret" }]
+operators = ["ops"]
+`;
+
+beforeAll(async () => {
+  cluster = await startCluster({ count: 3, initSql: MOVE_SCHEMA });
+  direct = await connectDirect(cluster);
+  folder = await mkdtemp(join(tmpdir(), "geo-shared-directory-admin-"));
+});
+
+beforeEach(async () => {
+  for (const region of REGIONS) {
+    await direct[region].query(
+      "DROP TABLE IF EXISTS geoproxy_directory, geoproxy_directory_peers, geoproxy_directory_moves, geoproxy_directory_confirms, geoproxy_directory_moving; TRUNCATE orders, users",
+    );
+  }
+});
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.end().catch(() => undefined)));
+  await Promise.all(running.splice(0).map((child) => child.stop()));
+});
+
+afterAll(async () => {
+  for (const client of Object.values(direct ?? {})) await client.end().catch(() => undefined);
+  await cluster?.stop();
+  if (folder !== undefined) await rm(folder, { recursive: true, force: true });
+});
+
+/**
+ * A proxy named `node`, homed in `home`, over the three servers with `store` as its
+ * [directory_store] and an admin port on a free port of loopback.
+ */
+async function launch(node: string, home: RegionName, store = SHARED): Promise<ProxyChild> {
+  const data = await mkdtemp(join(folder, `${node}-`));
+  const toml = regionsToml(
+    cluster.servers.map((s) => s.port),
+    `\n${AUTH}\n[admin]\nport = 0\n\n[txn]\ndata_dir = "${data}"\n\n[directory_store]\n${store}\n`,
+  )
+    .replace("[server]\n", `[server]\nnode = "${node}"\n`)
+    .replace("home = true\n", "")
+    .replace(`id = "${home}"\n`, `id = "${home}"\nhome = true\n`);
+  const configPath = join(data, "geoproxy.toml");
+  await writeFile(configPath, toml);
+  const child = new ProxyChild(["--config", configPath, "--log-level", "info"]);
+  running.push(child);
+  return child;
+}
+
+/** The admin port's URL, from the line it logs at start (before the proxy's own port listens). */
+async function adminUrl(child: ProxyChild): Promise<string> {
+  await child.listening();
+  const port = /"port":(\d+)[^\n]*"msg":"admin port listening"/.exec(child.stdout)?.[1];
+  if (port === undefined) throw new Error(`no admin port in: ${child.output()}`);
+  return `http://127.0.0.1:${port}`;
+}
+
+async function connect(port: number): Promise<pg.Client> {
+  const client = new pg.Client({
+    host: "127.0.0.1",
+    port,
+    user: "ops",
+    password: "ops-secret",
+    database: "postgres",
+  });
+  await client.connect();
+  clients.push(client);
+  return client;
+}
+
+async function scrape(url: string): Promise<Scrape> {
+  const response = await fetch(`${url}/metrics`);
+  expect(response.status).toBe(200);
+  return parseScrape(await response.text());
+}
+
+async function snapshot(url: string): Promise<ProxySnapshot> {
+  const response = await fetch(`${url}/snapshot`);
+  expect(response.status).toBe(200);
+  return (await response.json()) as ProxySnapshot;
+}
+
+/** The dashboard's Peers section, or "" when the page has none. */
+async function peersSection(url: string): Promise<string> {
+  const response = await fetch(`${url}/`);
+  expect(response.status).toBe(200);
+  return /<section id="peers">.*?<\/section>/s.exec(await response.text())?.[0] ?? "";
+}
+
+function byLease(scraped: Scrape): Record<string, number | undefined> {
+  return Object.fromEntries(
+    ["held", "lapsing", "lapsed"].map((lease) => [
+      lease,
+      scraped.value("geoproxy_directory_peers", { lease }),
+    ]),
+  );
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not true within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe("a shared directory on the admin port", () => {
+  it("counts both proxies held in /metrics of each, with a lease younger than lease_ms and no move holding keys", async () => {
+    const a = await launch("eu-proxy", "eu-west");
+    const b = await launch("us-proxy", "us-east");
+    const [urlA, urlB] = await Promise.all([adminUrl(a), adminUrl(b)]);
+    for (const url of [urlA, urlB]) {
+      await until(
+        async () => (await scrape(url)).value("geoproxy_directory_peers", { lease: "held" }) === 2,
+        5000,
+      );
+      const scraped = await scrape(url);
+      expect(byLease(scraped)).toEqual({ held: 2, lapsing: 0, lapsed: 0 });
+      expect(scraped.types.get("geoproxy_directory_lease_age_seconds")).toBe("gauge");
+      const age = scraped.value("geoproxy_directory_lease_age_seconds");
+      expect(age).toBeGreaterThanOrEqual(0);
+      expect(age).toBeLessThan(LEASE_MS / 1000);
+      expect(scraped.value("geoproxy_move_holds", { by: "this_proxy" })).toBe(0);
+      expect(scraped.value("geoproxy_move_holds", { by: "peers" })).toBe(0);
+    }
+  });
+
+  it("carries shared in /snapshot with both nodes, their homes and leases, this proxy marked", async () => {
+    const a = await launch("eu-proxy", "eu-west");
+    const b = await launch("us-proxy", "us-east");
+    const [url] = await Promise.all([adminUrl(a), adminUrl(b)]);
+    await until(async () => ((await snapshot(url)).shared?.peers.length ?? 0) === 2, 5000);
+    const shared = (await snapshot(url)).shared!;
+    expect(shared.authority).toBe("eu-west");
+    expect(shared.leaseMs).toBe(LEASE_MS);
+    expect(shared.leaseAgeMs).not.toBeNull();
+    expect(shared.leaseAgeMs!).toBeLessThan(LEASE_MS);
+    expect(shared.peers.map((peer) => [peer.node, peer.home, peer.lease, peer.thisProxy])).toEqual([
+      ["eu-proxy", "eu-west", "held", true],
+      ["us-proxy", "us-east", "held", false],
+    ]);
+    expect(shared.peers[1]!.heartbeatAgeMs!).toBeLessThan(LEASE_MS);
+    expect(shared.movesHeld).toEqual({ own: 0, peers: 0 });
+  });
+
+  it("lists both node names in the dashboard's Peers section, and a killed peer there and in /metrics as lapsed", async () => {
+    const a = await launch("eu-proxy", "eu-west");
+    const b = await launch("us-proxy", "us-east");
+    const [url] = await Promise.all([adminUrl(a), adminUrl(b)]);
+    await until(async () => (await peersSection(url)).includes("<td>us-proxy</td>"), 5000);
+    const section = await peersSection(url);
+    expect(section).toContain("<h2>Peers (2)</h2>");
+    expect(section).toContain("authority <strong>eu-west</strong>");
+    expect(section).toMatch(
+      /<tr class="this-proxy"><td>eu-proxy<\/td><td>eu-west<\/td>.*?<td class="lease-held">held<\/td>/,
+    );
+    expect(section).toMatch(/<tr><td>us-proxy<\/td><td>us-east<\/td>.*?<td class="lease-held">held<\/td>/);
+
+    // Killed, it cannot take its heartbeat out of the authority: the row ages past 1.5 x lease_ms.
+    await b.kill();
+    await until(async () => byLease(await scrape(url)).lapsed === 1, 5000);
+    expect(byLease(await scrape(url))).toEqual({ held: 1, lapsing: 0, lapsed: 1 });
+    expect(await peersSection(url)).toMatch(
+      /<tr><td>us-proxy<\/td><td>us-east<\/td>.*?<td class="lease-lapsed">lapsed<\/td>/,
+    );
+  });
+
+  it("shows nothing of it on a proxy whose directory store is not shared", async () => {
+    const alone = await launch("alone", "eu-west", "");
+    const url = await adminUrl(alone);
+    await connect(alone.port);
+    expect((await snapshot(url)).shared).toBeUndefined();
+    expect(await peersSection(url)).toBe("");
+    const scraped = await scrape(url);
+    for (const name of [
+      "geoproxy_directory_lease_age_seconds",
+      "geoproxy_directory_peers",
+      "geoproxy_move_holds",
+    ])
+      expect(scraped.all(name), name).toEqual([]);
+  });
+});
