@@ -1,6 +1,8 @@
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { ProxySnapshot } from "@geo/admin";
 import { type PgCluster, startCluster } from "@geo/testkit";
 import pg from "pg";
@@ -124,6 +126,24 @@ function byLease(scraped: Scrape): Record<string, number | undefined> {
   );
 }
 
+/** docs/admin.md's example of `shared`, the JSON block that starts with it. */
+function documentedShared(): unknown {
+  const doc = readFileSync(fileURLToPath(new URL("../../../docs/admin.md", import.meta.url)), "utf8");
+  const example = /```json\n(\{\s*"shared"[\s\S]*?)\n```/.exec(doc)?.[1];
+  if (example === undefined) throw new Error("docs/admin.md has no example of shared");
+  return (JSON.parse(example) as { shared: unknown }).shared;
+}
+
+/** A JSON value's field names as paths (an array by its first element). */
+function fieldPaths(value: unknown, path = ""): string[] {
+  if (Array.isArray(value)) return value.length === 0 ? [] : fieldPaths(value[0], `${path}[]`);
+  if (value === null || typeof value !== "object") return [];
+  return Object.entries(value).flatMap(([key, inner]) => [
+    `${path}.${key}`,
+    ...fieldPaths(inner, `${path}.${key}`),
+  ]);
+}
+
 async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
@@ -169,6 +189,9 @@ describe("a shared directory on the admin port", () => {
     ]);
     expect(shared.peers[1]!.heartbeatAgeMs!).toBeLessThan(LEASE_MS);
     expect(shared.movesHeld).toEqual({ own: 0, peers: 0 });
+    expect(fieldPaths(shared).sort(), "docs/admin.md's example of shared").toEqual(
+      fieldPaths(documentedShared()).sort(),
+    );
   });
 
   it("lists both node names in the dashboard's Peers section, and a killed peer there and in /metrics as lapsed", async () => {
