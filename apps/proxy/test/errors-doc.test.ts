@@ -266,6 +266,7 @@ const CALLS: Readonly<Record<string, readonly Call[]>> = {
   ],
   "proxy.authorityUnreachable": [["eu-west", "connect ECONNREFUSED"]],
   "proxy.keyMovedByPeer": [[["alice"], "eu-proxy"]],
+  "proxy.authoritiesDisagree": [["eu-west", ["us-home (homed in us-east) agrees in region us-east"]]],
   "proxy.peersDidNotConfirm": [[["us-proxy"], 5200]],
   "proxy.keyPlacedByPeer": [["alice", "us-east", "eu-west"]],
   "proxy.heldInTransaction": [[["alice", "bob", "carol", "dave", "erin", "frank"]]],

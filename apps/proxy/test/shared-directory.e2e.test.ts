@@ -462,6 +462,36 @@ describe("a directory shared by two proxies", () => {
     expect(second.stderr).toContain("Set the same [directory_store] authority");
   });
 
+  it("stops routing in both proxies when two that agree in different regions come to run at once", async () => {
+    const home = `shared = true\npoll_ms = ${POLL_MS}\nlease_ms = ${LEASE_MS}\n`;
+    const first = await launch("eu-home", "eu-west", home);
+    const clientA = await connect(await first.listening());
+    // Frozen past 1.5 x lease_ms, its heartbeat is not live: the second one's start does not see it.
+    process.kill(first.pid!, "SIGSTOP");
+    await new Promise((resolve) => setTimeout(resolve, 1.5 * LEASE_MS + 2 * POLL_MS));
+    const second = await launch("us-home", "us-east", home);
+    const clientB = await connect(await second.listening());
+    process.kill(first.pid!, "SIGCONT");
+    for (const [client, other] of [
+      [clientA, "us-home (homed in us-east) agrees in region us-east"],
+      [clientB, "eu-home (homed in eu-west) agrees in region eu-west"],
+    ] as const) {
+      let refusal: { code?: string; message?: string; hint?: string } | null = null;
+      await until(async () => {
+        refusal = await client.query("SELECT name FROM users WHERE tenant_id = 'split'").then(
+          () => null,
+          (error) => (error.code === "55000" ? error : null),
+        );
+        return refusal !== null;
+      }, 20 * POLL_MS + 5000);
+      expect(refusal!.message).toContain(other);
+      expect(refusal!.hint).toContain("Set the same [directory_store] authority");
+      const alerts = (await client.query("SHOW ALERTS")).rows.map((row) => row.name);
+      expect(alerts).toContain("directory_split");
+      expect((await client.query("SELECT 1 AS n")).rows[0].n).toBe(1);
+    }
+  });
+
   it("refuses a shared proxy beside one that owns the store alone, and one with a fixed directory beside shared ones", async () => {
     const alone = await launch("alone", "eu-west", "");
     await alone.listening();

@@ -1,6 +1,7 @@
 /**
  * What the peers of a shared directory look like from one proxy: the types SHOW PEERS and the
- * admin views read, kept apart from the code that keeps them current.
+ * admin views read, and how a visit's JSON columns become them, kept apart from the code that
+ * keeps them current.
  */
 
 /** One proxy of the shared directory, as the last visit to the authority found it. */
@@ -34,4 +35,28 @@ export interface PeersView {
   leaseAgeMs(): number | undefined;
   peers(): readonly Peer[];
   following(): readonly Announcement[];
+}
+
+/** The `moves` column of a visit (SharedTables.visitSql): every move announced now. */
+export function readAnnouncements(json: string | null | undefined): Announcement[] {
+  return (JSON.parse(json ?? "[]") as [string, string, string[], string, number, string[]][]).map(
+    ([id, mover, keys, target, ageMs, confirmedBy]) => ({ id, mover, keys, target, ageMs, confirmedBy }),
+  );
+}
+
+/** The `peers` column of a visit, each with the number of `moves` it announced. */
+export function readPeers(json: string | null | undefined, moves: readonly Announcement[]): Peer[] {
+  const counts = new Map<string, number>();
+  for (const move of moves) counts.set(move.mover, (counts.get(move.mover) ?? 0) + 1);
+  return (JSON.parse(json ?? "[]") as [string, string, number, number, number, string][]).map(
+    ([node, home, heartbeatAgeMs, sessions, pid, startedAt]) => ({
+      node,
+      home,
+      heartbeatAgeMs: Number(heartbeatAgeMs),
+      sessions: Number(sessions),
+      pid: Number(pid),
+      startedAt,
+      moves: counts.get(node) ?? 0,
+    }),
+  );
 }

@@ -3,9 +3,10 @@ import { PgError } from "@geo/proto";
 import type { Logger } from "../log.js";
 import type { Hold, HoldRegistry } from "../moves/hold-registry.js";
 import type { Fact } from "../observability/alert-book.js";
-import type { Announcement, Peer } from "./peer-view.js";
+import { AuthorityWatch } from "./authority-watch.js";
+import { type Announcement, type Peer, readAnnouncements, readPeers } from "./peer-view.js";
 import type { RegionRunner, SqlRows } from "./region-runner.js";
-import { authorityUnreachable, leaseLapsed } from "./shared-errors.js";
+import { authoritiesDisagree, authorityUnreachable, leaseLapsed } from "./shared-errors.js";
 import { SharedTables, snapshotXmin } from "./shared-tables.js";
 
 export interface SharedDirectoryOptions {
@@ -26,6 +27,9 @@ export interface SharedDirectoryOptions {
   readonly settled: () => Promise<boolean>;
   readonly log: Logger;
 }
+
+/** Every this many visits the other regions are looked at for proxies agreeing there. */
+const AUTHORITY_CHECK_VISITS = 10;
 
 interface FollowedMove {
   readonly hold: Hold;
@@ -57,6 +61,8 @@ export class SharedDirectory {
    */
   readonly #assignedAt = new Map<string, number>();
   #withdrawing: Promise<void> | undefined;
+  readonly #watch: AuthorityWatch;
+  #visits = 0;
   /** The last applied visit's snapshot: the next visit reads the rows it did not see. */
   #fromSnapshot: string | null = null;
   /** performance.now() when the last visit that got through was sent. */
@@ -73,6 +79,7 @@ export class SharedDirectory {
   constructor(options: SharedDirectoryOptions) {
     this.#options = options;
     this.tables = new SharedTables(options.store.table);
+    this.#watch = new AuthorityWatch(options, this.tables);
   }
 
   get node(): string {
@@ -93,7 +100,11 @@ export class SharedDirectory {
    * visit gets through.
    */
   async open(): Promise<void> {
-    await this.#refuseOtherAuthorities();
+    const elsewhere = await this.#watch.look();
+    if (elsewhere.length > 0)
+      throw new Error(
+        `other proxies of this directory store agree in another region than this one's authority, ${this.authority}: ${elsewhere.join("; ")}. Set the same [directory_store] authority (a region id) in every proxy`,
+      );
     // A frozen authority must not hold the start (each statement waits lease_ms at most): the
     // proxy then serves without a lease.
     await this.visit();
@@ -105,35 +116,10 @@ export class SharedDirectory {
     this.#schedule();
   }
 
-  /**
-   * Proxies left at `authority = "home"` with different homes would each agree with themselves.
-   * A live heartbeat in another region's peers table means one of them did: refused at start.
-   */
-  async #refuseOtherAuthorities(): Promise<void> {
-    const { runner, regions, store } = this.#options;
-    const others = regions.filter((region) => region !== this.authority);
-    const found = await Promise.all(
-      others.map(async (region) => {
-        try {
-          const present = await runner.runWithin(region, this.tables.presentSql(), store.leaseMs);
-          if (present.rows[0]?.["present"] !== "t") return [];
-          const live = this.tables.livePeersSql(this.node, 1.5 * store.leaseMs);
-          const rows = (await runner.runWithin(region, live, store.leaseMs)).rows;
-          return rows.map((row) => `${row["node"]} (homed in ${row["home"]}) agrees in region ${region}`);
-        } catch {
-          return []; // A region down now is looked at no further: its proxies cannot agree there either.
-        }
-      }),
-    );
-    const lines = found.flat();
-    if (lines.length > 0)
-      throw new Error(
-        `other proxies of this directory store agree in another region than this one's authority, ${this.authority}: ${lines.join("; ")}. Set the same [directory_store] authority (a region id) in every proxy`,
-      );
-  }
-
   /** Null while the lease holds; else the 57P03 a statement on a geo-partitioned table gets. */
   refusal(): PgError | null {
+    const elsewhere = this.#watch.elsewhere;
+    if (elsewhere.length > 0) return authoritiesDisagree(this.authority, elsewhere);
     const age = this.leaseAgeMs();
     if (age !== undefined && age < this.#options.store.leaseMs) return null;
     return leaseLapsed(this.authority, age, this.#options.store.leaseMs, this.#lastError);
@@ -150,6 +136,13 @@ export class SharedDirectory {
    */
   facts(): Fact[] {
     const facts: Fact[] = [];
+    const elsewhere = this.#watch.elsewhere;
+    if (elsewhere.length > 0)
+      facts.push({
+        name: "directory_split",
+        subject: this.authority,
+        message: `this proxy agrees in region ${this.authority}, while ${elsewhere.join("; ")}: statements on geo-partitioned tables are refused (55000); set the same [directory_store] authority in every proxy`,
+      });
     const age = this.leaseAgeMs();
     if (age === undefined || age >= this.#options.store.leaseMs)
       facts.push({
@@ -242,6 +235,7 @@ export class SharedDirectory {
     clearTimeout(this.#timer);
     await this.#visiting?.catch(() => undefined);
     await this.#withdrawing;
+    await this.#watch.idle();
     for (const move of this.#followed.values()) move.hold.release();
     this.#followed.clear();
     await this.ask(this.tables.leaveSql(this.node)).catch(() => undefined);
@@ -291,6 +285,8 @@ export class SharedDirectory {
           { authority: this.authority },
           "the shared directory's authority answers again: routing resumes",
         );
+      // Two proxies starting at the same moment at different authorities do not see each other at start.
+      if (++this.#visits % AUTHORITY_CHECK_VISITS === 0) this.#watch.lookSoon();
       // A recovery pass may take a region's step timeout: it runs beside the visits, never in one.
       if (this.#withdrawals.size > 0) this.#withdrawing ??= this.#withdrawSettled();
     } catch (error) {
@@ -336,32 +332,9 @@ export class SharedDirectory {
     // A skipped key is read again from the same snapshot: the next visit's is newer than the local
     // change, so what it finds for the key (that change, or a later one) is applied.
     if (!skipped) this.#fromSnapshot = read["snapshot"] ?? this.#fromSnapshot;
-    const moves = (
-      JSON.parse(read["moves"] ?? "[]") as [string, string, string[], string, number, string[]][]
-    ).map(
-      ([id, mover, keys, target, ageMs, confirmedBy]): Announcement => ({
-        id,
-        mover,
-        keys,
-        target,
-        ageMs,
-        confirmedBy,
-      }),
-    );
+    const moves = readAnnouncements(read["moves"]);
     this.#announcements = moves;
-    const counts = new Map<string, number>();
-    for (const move of moves) counts.set(move.mover, (counts.get(move.mover) ?? 0) + 1);
-    this.#peers = (
-      JSON.parse(read["peers"] ?? "[]") as [string, string, number, number, number, string][]
-    ).map(([node, home, heartbeatAgeMs, sessions, pid, startedAt]) => ({
-      node,
-      home,
-      heartbeatAgeMs: Number(heartbeatAgeMs),
-      sessions: Number(sessions),
-      pid: Number(pid),
-      startedAt,
-      moves: counts.get(node) ?? 0,
-    }));
+    this.#peers = readPeers(read["peers"], moves);
     const live = new Set(moves.map((move) => move.id));
     // Withdrawn: the move's entries (committed before it was withdrawn) are applied above.
     let released = false;

@@ -30,6 +30,15 @@ export function leaseLapsed(
   });
 }
 
+/** Live proxies of this directory store agree in another region: routing on either would split it. */
+export function authoritiesDisagree(authority: string, others: readonly string[]): PgError {
+  return new PgError({
+    code: SqlState.object_not_in_prerequisite_state,
+    message: `this proxy agrees in region ${authority}, while ${others.join("; ")}; statements on geo-partitioned tables are refused until the proxies agree in one region`,
+    hint: "Set the same [directory_store] authority (a region id) in every proxy and restart the ones that differ.",
+  });
+}
+
 /** A first write's claim, a move's announcement or its confirmations could not reach the authority. */
 export function authorityUnreachable(authority: string, detail: string): PgError {
   return new PgError({

@@ -21,6 +21,7 @@ export const ALERT_NAMES = [
   "schema_drift",
   "node_claim_missing",
   "directory_unreachable",
+  "directory_split",
   "move_stalled",
 ] as const;
 export type AlertName = (typeof ALERT_NAMES)[number];
