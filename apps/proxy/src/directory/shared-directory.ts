@@ -1,4 +1,5 @@
 import type { DirectoryStoreConfig, MutableDirectory, RegionId } from "@geo/core";
+import type { BackendConnection } from "@geo/pool";
 import { PgError } from "@geo/proto";
 import type { Logger } from "../log.js";
 import type { Hold, HoldRegistry } from "../moves/hold-registry.js";
@@ -8,6 +9,7 @@ import { type Announcement, type Peer, readAnnouncements, readPeers } from "./pe
 import type { RegionRunner, SqlRows } from "./region-runner.js";
 import { authoritiesDisagree, authorityUnreachable, leaseLapsed } from "./shared-errors.js";
 import { SharedTables, snapshotXmin } from "./shared-tables.js";
+import { WakeListener } from "./wake-listener.js";
 
 export interface SharedDirectoryOptions {
   readonly store: DirectoryStoreConfig;
@@ -23,6 +25,8 @@ export interface SharedDirectoryOptions {
   readonly holds: HoldRegistry;
   /** Client sessions open now (reported in the heartbeat). */
   readonly sessions: () => number;
+  /** A connection of its own to the authority, for the wake-up listener (none: polls only). */
+  readonly listen?: (applicationName: string) => Promise<BackendConnection>;
   /** True once a recovery pass begun after the call found every move this node prepared settled. */
   readonly settled: () => Promise<boolean>;
   readonly log: Logger;
@@ -62,6 +66,9 @@ export class SharedDirectory {
   readonly #assignedAt = new Map<string, number>();
   #withdrawing: Promise<void> | undefined;
   readonly #watch: AuthorityWatch;
+  readonly #wake: WakeListener | undefined;
+  /** A wake-up came during a visit: another follows it at once (its snapshot may predate the news). */
+  #visitAgain = false;
   #visits = 0;
   /** The last applied visit's snapshot: the next visit reads the rows it did not see. */
   #fromSnapshot: string | null = null;
@@ -80,6 +87,17 @@ export class SharedDirectory {
     this.#options = options;
     this.tables = new SharedTables(options.store.table);
     this.#watch = new AuthorityWatch(options, this.tables);
+    const listen = options.listen;
+    this.#wake =
+      listen === undefined
+        ? undefined
+        : new WakeListener({
+            connect: () => listen(`geoproxy wake-up ${options.node}`.slice(0, 63)),
+            channel: this.tables.channel,
+            onWake: () => this.#wakeUp(),
+            retryMs: options.store.leaseMs,
+            log: options.log,
+          });
   }
 
   get node(): string {
@@ -114,6 +132,7 @@ export class SharedDirectory {
         "the shared directory's authority did not answer: statements on geo-partitioned tables are refused until it does",
       );
     this.#schedule();
+    this.#wake?.start();
   }
 
   /** Null while the lease holds; else the 57P03 a statement on a geo-partitioned table gets. */
@@ -233,6 +252,7 @@ export class SharedDirectory {
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#timer);
+    await this.#wake?.close();
     await this.#visiting?.catch(() => undefined);
     await this.#withdrawing;
     await this.#watch.idle();
@@ -245,8 +265,19 @@ export class SharedDirectory {
   visit(): Promise<void> {
     this.#visiting ??= this.#visit().finally(() => {
       this.#visiting = undefined;
+      if (this.#visitAgain && !this.#closed) {
+        this.#visitAgain = false;
+        void this.visit();
+      }
     });
     return this.#visiting;
+  }
+
+  /** A peer announced or withdrew a move: visit now, or right after the visit under way. */
+  #wakeUp(): void {
+    if (this.#closed) return;
+    if (this.#visiting !== undefined) this.#visitAgain = true;
+    else void this.visit();
   }
 
   #schedule(): void {

@@ -14,6 +14,8 @@ export class SharedTables {
   readonly confirms: string;
   /** One row per key a live announcement moves: a second announcement of a key fails to insert. */
   readonly moving: string;
+  /** The channel a move's announcement and withdrawal NOTIFY, so that peers visit at once. */
+  readonly channel: string;
   private readonly versionIndex: string;
   /** The version index, schema-qualified as the directory table is. */
   private readonly indexName: string;
@@ -29,6 +31,7 @@ export class SharedTables {
     this.moves = sibling("_moves");
     this.confirms = sibling("_confirms");
     this.moving = sibling("_moving");
+    this.channel = `${base}_wake`.slice(0, 63);
     this.versionIndex = ident(`${base}_written_xid`.slice(0, 63));
     this.indexName = (schema === undefined ? [] : [ident(schema)]).concat(this.versionIndex).join(".");
   }
@@ -126,7 +129,7 @@ $geoproxy$`,
    * them stands (or commits at the same time) the insert fails with 23505 and nothing is announced.
    */
   announceSql(mover: string, keys: readonly string[], target: string): string {
-    return `WITH announced AS (INSERT INTO ${this.moves} (mover, keys, target) VALUES (${literal(mover)}, ${textArray(keys)}, ${literal(target)}) RETURNING id), taken AS (INSERT INTO ${this.moving} (key, move_id) SELECT k, announced.id FROM announced, unnest(${textArray(keys)}) AS k) SELECT id::text AS id FROM announced`;
+    return `WITH announced AS (INSERT INTO ${this.moves} (mover, keys, target) VALUES (${literal(mover)}, ${textArray(keys)}, ${literal(target)}) RETURNING id), taken AS (INSERT INTO ${this.moving} (key, move_id) SELECT k, announced.id FROM announced, unnest(${textArray(keys)}) AS k) SELECT id::text AS id, pg_catalog.pg_notify(${literal(this.channel)}, 'announced') FROM announced`;
   }
 
   /** Who announced the moves that have any of these keys now. */
@@ -147,7 +150,7 @@ $geoproxy$`,
   /** Withdraws moves, with their keys and confirmations (and any a peer wrote as they went). */
   withdrawSql(ids: readonly string[]): string {
     const list = `ARRAY[${ids.map((id) => `${literal(id)}::bigint`).join(", ")}]`;
-    return `DELETE FROM ${this.moving} WHERE move_id = ANY(${list}); DELETE FROM ${this.confirms} WHERE move_id = ANY(${list}); DELETE FROM ${this.moves} WHERE id = ANY(${list}); DELETE FROM ${this.confirms} c WHERE NOT EXISTS (SELECT 1 FROM ${this.moves} m WHERE m.id = c.move_id)`;
+    return `DELETE FROM ${this.moving} WHERE move_id = ANY(${list}); DELETE FROM ${this.confirms} WHERE move_id = ANY(${list}); DELETE FROM ${this.moves} WHERE id = ANY(${list}); DELETE FROM ${this.confirms} c WHERE NOT EXISTS (SELECT 1 FROM ${this.moves} m WHERE m.id = c.move_id); SELECT pg_catalog.pg_notify(${literal(this.channel)}, 'withdrawn')`;
   }
 
   /** This node's announcements left by an earlier run (withdrawn once its moves are settled). */

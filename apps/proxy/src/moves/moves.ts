@@ -124,6 +124,7 @@ export class Moves {
       directory: this.store.directory,
       holds: this.holds,
       sessions: this.options.sessions ?? (() => 0),
+      listen: (name) => this.options.pools.connectClaim(authority, name),
       settled: async () => {
         // Settled: every region scanned, and no prepared move of this node left undecided.
         const report = await (await this.twoPhase()).recovery.runFresh();
