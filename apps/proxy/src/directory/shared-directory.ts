@@ -2,9 +2,10 @@ import type { DirectoryStoreConfig, MutableDirectory, RegionId } from "@geo/core
 import type { BackendConnection } from "@geo/pool";
 import { PgError } from "@geo/proto";
 import type { Logger } from "../log.js";
-import type { Hold, HoldRegistry } from "../moves/hold-registry.js";
+import type { HoldRegistry } from "../moves/hold-registry.js";
 import type { Fact } from "../observability/alert-book.js";
 import { AuthorityWatch } from "./authority-watch.js";
+import { FollowedMoves } from "./followed-moves.js";
 import { type Announcement, type Peer, readAnnouncements, readPeers } from "./peer-view.js";
 import type { RegionRunner, SqlRows } from "./region-runner.js";
 import { authoritiesDisagree, authorityUnreachable, leaseLapsed } from "./shared-errors.js";
@@ -35,14 +36,6 @@ export interface SharedDirectoryOptions {
 /** Every this many visits the other regions are looked at for proxies agreeing there. */
 const AUTHORITY_CHECK_VISITS = 10;
 
-interface FollowedMove {
-  readonly hold: Hold;
-  confirmed: boolean;
-  confirming: boolean;
-  /** This node's own move awaiting withdrawal: held until this node withdraws it. */
-  own?: boolean;
-}
-
 /**
  * One proxy's part in a directory shared by several (`[directory_store] shared = true`, agreeing
  * in one authority region). Every `poll_ms` it visits the authority: it commits a heartbeat, then
@@ -56,15 +49,12 @@ export class SharedDirectory {
   readonly tables: SharedTables;
   readonly #options: SharedDirectoryOptions;
   readonly #startedAt = new Date();
-  readonly #followed = new Map<string, FollowedMove>();
-  /** This node's own announcements to withdraw once its moves are settled (an earlier run's, or in doubt). */
-  readonly #withdrawals = new Set<string>();
+  readonly #followed: FollowedMoves;
   /**
    * performance.now() when this proxy itself pointed a key at a region (a move it committed, a
    * claim it read back). A visit sent before that read an older snapshot: it leaves the key be.
    */
   readonly #assignedAt = new Map<string, number>();
-  #withdrawing: Promise<void> | undefined;
   readonly #watch: AuthorityWatch;
   readonly #wake: WakeListener | undefined;
   /** A wake-up came during a visit: another follows it at once (its snapshot may predate the news). */
@@ -87,6 +77,7 @@ export class SharedDirectory {
     this.#options = options;
     this.tables = new SharedTables(options.store.table);
     this.#watch = new AuthorityWatch(options, this.tables);
+    this.#followed = new FollowedMoves({ ...options, tables: this.tables, ask: (sql) => this.ask(sql) });
     const listen = options.listen;
     this.#wake =
       listen === undefined
@@ -243,10 +234,7 @@ export class SharedDirectory {
    * keys stay held here meanwhile, as the peers hold them: a move left in doubt may still commit.
    */
   withdrawLater(id: string, keys: readonly string[]): void {
-    this.#withdrawals.add(id);
-    if (!this.#followed.has(id))
-      this.#followed.set(id, { hold: this.#options.holds.hold(keys), confirmed: true, confirming: false });
-    this.#followed.get(id)!.own = true;
+    this.#followed.withdrawLater(id, keys);
   }
 
   async close(): Promise<void> {
@@ -254,10 +242,8 @@ export class SharedDirectory {
     clearTimeout(this.#timer);
     await this.#wake?.close();
     await this.#visiting?.catch(() => undefined);
-    await this.#withdrawing;
     await this.#watch.idle();
-    for (const move of this.#followed.values()) move.hold.release();
-    this.#followed.clear();
+    await this.#followed.close();
     await this.ask(this.tables.leaveSql(this.node)).catch(() => undefined);
   }
 
@@ -319,7 +305,7 @@ export class SharedDirectory {
       // Two proxies starting at the same moment at different authorities do not see each other at start.
       if (++this.#visits % AUTHORITY_CHECK_VISITS === 0) this.#watch.lookSoon();
       // A recovery pass may take a region's step timeout: it runs beside the visits, never in one.
-      if (this.#withdrawals.size > 0) this.#withdrawing ??= this.#withdrawSettled();
+      this.#followed.withdrawSettled();
     } catch (error) {
       // An authority restored without the shared tables (or that lost them in a crash) gets them again.
       if (error instanceof PgError && error.code === "42P01") this.#created = false;
@@ -345,7 +331,7 @@ export class SharedDirectory {
       if (!(error instanceof PgError && (error.code === "23505" || error.code === "42P07"))) throw error;
     }
     const own = await this.ask(this.tables.ownMovesSql(this.node));
-    for (const row of own.rows) if (row["id"] != null) this.#withdrawals.add(row["id"]);
+    for (const row of own.rows) if (row["id"] != null) this.#followed.withdrawLater(row["id"]);
     this.#created = true;
   }
 
@@ -366,80 +352,6 @@ export class SharedDirectory {
     const moves = readAnnouncements(read["moves"]);
     this.#announcements = moves;
     this.#peers = readPeers(read["peers"], moves);
-    const live = new Set(moves.map((move) => move.id));
-    // Withdrawn: the move's entries (committed before it was withdrawn) are applied above.
-    let released = false;
-    for (const [id, followed] of this.#followed) {
-      if (live.has(id) || (followed.own === true && this.#withdrawals.has(id))) continue;
-      followed.hold.release();
-      this.#followed.delete(id);
-      released = true;
-    }
-    // The statements a withdrawal lets go are admitted before a new announcement holds the keys
-    // again (its confirmation then waits for them): back-to-back moves of a key cannot starve them.
-    if (released && moves.some((move) => !this.#followed.has(move.id)))
-      await new Promise((resolve) => setImmediate(resolve));
-    for (const move of moves) {
-      let followed = this.#followed.get(move.id);
-      if (followed === undefined) {
-        // This node's own live moves hold their keys themselves; an earlier run's are held here.
-        if (move.mover === this.node && !this.#withdrawals.has(move.id)) continue;
-        followed = {
-          hold: this.#options.holds.hold(move.keys),
-          confirmed: move.confirmedBy.includes(this.node),
-          confirming: false,
-        };
-        this.#followed.set(move.id, followed);
-      }
-      // A confirmation that failed or timed out is tried again at the next visit.
-      if (move.mover !== this.node && !followed.confirmed && !followed.confirming)
-        void this.#confirm(move, followed);
-    }
-  }
-
-  /** Confirms a move once no statement admitted before its hold still runs on its keys. */
-  async #confirm(move: Announcement, followed: FollowedMove): Promise<void> {
-    const { holds, store, log } = this.#options;
-    followed.confirming = true;
-    try {
-      if (!(await holds.drained(followed.hold, store.lockTimeoutMs))) {
-        log.warn(
-          { move: move.id, mover: move.mover },
-          "statements on a key another proxy moves are still running: the move is not confirmed yet",
-        );
-        return;
-      }
-      if (this.#followed.get(move.id) !== followed) return;
-      await this.ask(this.tables.confirmSql(move.id, this.node));
-      followed.confirmed = true;
-    } catch (error) {
-      log.warn({ move: move.id, err: error }, "could not confirm a move to the shared directory's authority");
-    } finally {
-      followed.confirming = false;
-    }
-  }
-
-  /**
-   * Withdraws the announcements queued before a recovery pass that began after them found this
-   * node's moves settled; one queued meanwhile waits for the next pass.
-   */
-  async #withdrawSettled(): Promise<void> {
-    const ids = [...this.#withdrawals];
-    try {
-      if (!(await this.#options.settled())) return;
-      await this.ask(this.tables.withdrawSql(ids));
-      for (const id of ids) {
-        this.#withdrawals.delete(id);
-        this.#followed.get(id)?.hold.release();
-        this.#followed.delete(id);
-      }
-    } catch (error) {
-      this.#options.log.warn(
-        { moves: ids, err: error },
-        "could not withdraw settled moves; tried again at the next visit",
-      );
-    } finally {
-      this.#withdrawing = undefined;
-    }
+    await this.#followed.follow(moves);
   }
 }

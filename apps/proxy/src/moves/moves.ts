@@ -18,6 +18,7 @@ import type { StatementMode } from "../engine/statement-mode.js";
 import type { Leg } from "../executor/leg.js";
 import type { RegionPools } from "../executor/region-pools.js";
 import type { Logger } from "../log.js";
+import { claimFirstWrites, hintsOf } from "./first-write-claims.js";
 import { HoldRegistry } from "./hold-registry.js";
 import { MoveAnnouncer } from "./move-announcement.js";
 import { runMoveCommand } from "./move-commands.js";
@@ -246,11 +247,14 @@ export class Moves {
       (key) => directory.lookup(key) === undefined,
     );
     if (this.shared !== undefined && firstWrites.length > 0) {
-      // Each key for the region its own statement's hint names, if it names one.
-      const hints = new Map<string, string | undefined>();
-      for (const [i, keys] of touched.entries())
-        for (const key of keys.newKeys) if (!hints.has(key)) hints.set(key, analyses[i]!.hints.region);
-      const claimed = await this.claim(firstWrites, hints);
+      const hints = hintsOf(touched, analyses);
+      const claimed = await claimFirstWrites(
+        this.shared,
+        this.options.topology,
+        directory,
+        firstWrites,
+        hints,
+      );
       if (claimed !== null) {
         ticket.release();
         return claimed;
@@ -275,32 +279,6 @@ export class Moves {
     };
     state.current = admission;
     return admission;
-  }
-
-  /**
-   * A shared directory's first writes claim their keys in the authority, each for the region this
-   * proxy would create it in (a region hint's, or the home location's shard its hash picks); a key
-   * another proxy claimed first goes where that one placed it. Null once every key has an entry.
-   */
-  private async claim(
-    keys: readonly string[],
-    hints: ReadonlyMap<string, string | undefined>,
-  ): Promise<PgError | null> {
-    const { topology } = this.options;
-    const byRegion = new Map<string, string[]>();
-    for (const key of keys) {
-      const hinted = hints.get(key);
-      const region =
-        hinted !== undefined && topology.hasRegion(hinted)
-          ? hinted
-          : placeKey(key, topology.routing.keyType, topology, this.store.directory);
-      byRegion.set(region, [...(byRegion.get(region) ?? []), key]);
-    }
-    for (const [region, list] of byRegion) {
-      const placed = await this.shared!.claim(list, region);
-      if (placed instanceof PgError) return placed;
-    }
-    return null;
   }
 
   /**

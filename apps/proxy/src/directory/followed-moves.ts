@@ -1,0 +1,156 @@
+import type { DirectoryStoreConfig } from "@geo/core";
+import type { Logger } from "../log.js";
+import type { Hold, HoldRegistry } from "../moves/hold-registry.js";
+import type { Announcement } from "./peer-view.js";
+import type { SqlRows } from "./region-runner.js";
+import type { SharedTables } from "./shared-tables.js";
+
+export interface FollowedMovesOptions {
+  readonly node: string;
+  readonly store: DirectoryStoreConfig;
+  readonly tables: SharedTables;
+  readonly holds: HoldRegistry;
+  /** One statement in the authority, bounded by lease_ms. */
+  readonly ask: (sql: string) => Promise<SqlRows>;
+  /** True once a recovery pass begun after the call found every move this node prepared settled. */
+  readonly settled: () => Promise<boolean>;
+  readonly log: Logger;
+}
+
+interface FollowedMove {
+  readonly hold: Hold;
+  confirmed: boolean;
+  confirming: boolean;
+  /** This node's own move awaiting withdrawal: held until this node withdraws it. */
+  own?: boolean;
+}
+
+/**
+ * The announced moves whose keys this proxy holds: other proxies' moves, from the visit that
+ * finds one until the visit that finds it withdrawn (each confirmed once no statement admitted
+ * before its hold still runs), and this proxy's own moves left in doubt or by an earlier run,
+ * until a recovery pass begun after them finds them settled and they are withdrawn.
+ */
+export class FollowedMoves {
+  readonly #options: FollowedMovesOptions;
+  readonly #followed = new Map<string, FollowedMove>();
+  /** This node's own announcements to withdraw once its moves are settled (an earlier run's, or in doubt). */
+  readonly #withdrawals = new Set<string>();
+  #withdrawing: Promise<void> | undefined;
+
+  constructor(options: FollowedMovesOptions) {
+    this.#options = options;
+  }
+
+  /** Whether this proxy holds the keys of move `id` now. */
+  has(id: string): boolean {
+    return this.#followed.has(id);
+  }
+
+  /**
+   * An announcement of this node's to withdraw once its moves are settled. Its keys stay held
+   * here meanwhile, as the peers hold them: a move left in doubt may still commit.
+   */
+  withdrawLater(id: string, keys?: readonly string[]): void {
+    this.#withdrawals.add(id);
+    if (keys === undefined) return;
+    if (!this.#followed.has(id))
+      this.#followed.set(id, { hold: this.#options.holds.hold(keys), confirmed: true, confirming: false });
+    this.#followed.get(id)!.own = true;
+  }
+
+  /**
+   * A visit's announced moves: withdrawn ones let go, new ones held (and confirmed when another
+   * proxy's). Resolves once the statements a withdrawal let go have been admitted.
+   */
+  async follow(moves: readonly Announcement[]): Promise<void> {
+    const { node, holds } = this.#options;
+    const live = new Set(moves.map((move) => move.id));
+    // Withdrawn: the move's entries (committed before it was withdrawn) were applied before this.
+    let released = false;
+    for (const [id, followed] of this.#followed) {
+      if (live.has(id) || (followed.own === true && this.#withdrawals.has(id))) continue;
+      followed.hold.release();
+      this.#followed.delete(id);
+      released = true;
+    }
+    // The statements a withdrawal lets go are admitted before a new announcement holds the keys
+    // again (its confirmation then waits for them): back-to-back moves of a key cannot starve them.
+    if (released && moves.some((move) => !this.#followed.has(move.id)))
+      await new Promise((resolve) => setImmediate(resolve));
+    for (const move of moves) {
+      let followed = this.#followed.get(move.id);
+      if (followed === undefined) {
+        // This node's own live moves hold their keys themselves; an earlier run's are held here.
+        if (move.mover === node && !this.#withdrawals.has(move.id)) continue;
+        followed = {
+          hold: holds.hold(move.keys),
+          confirmed: move.confirmedBy.includes(node),
+          confirming: false,
+        };
+        this.#followed.set(move.id, followed);
+      }
+      // A confirmation that failed or timed out is tried again at the next visit.
+      if (move.mover !== node && !followed.confirmed && !followed.confirming)
+        void this.#confirm(move, followed);
+    }
+  }
+
+  /** After a visit: withdraws settled moves in the background (a recovery pass may be slow). */
+  withdrawSettled(): void {
+    if (this.#withdrawals.size > 0) this.#withdrawing ??= this.#withdraw();
+  }
+
+  /** Lets every key go (the proxy stops). */
+  async close(): Promise<void> {
+    await this.#withdrawing;
+    for (const move of this.#followed.values()) move.hold.release();
+    this.#followed.clear();
+  }
+
+  /** Confirms a move once no statement admitted before its hold still runs on its keys. */
+  async #confirm(move: Announcement, followed: FollowedMove): Promise<void> {
+    const { holds, store, log, tables, node } = this.#options;
+    followed.confirming = true;
+    try {
+      if (!(await holds.drained(followed.hold, store.lockTimeoutMs))) {
+        log.warn(
+          { move: move.id, mover: move.mover },
+          "statements on a key another proxy moves are still running: the move is not confirmed yet",
+        );
+        return;
+      }
+      if (this.#followed.get(move.id) !== followed) return;
+      await this.#options.ask(tables.confirmSql(move.id, node));
+      followed.confirmed = true;
+    } catch (error) {
+      log.warn({ move: move.id, err: error }, "could not confirm a move to the shared directory's authority");
+    } finally {
+      followed.confirming = false;
+    }
+  }
+
+  /**
+   * Withdraws the announcements queued before a recovery pass that began after them found this
+   * node's moves settled; one queued meanwhile waits for the next pass.
+   */
+  async #withdraw(): Promise<void> {
+    const ids = [...this.#withdrawals];
+    try {
+      if (!(await this.#options.settled())) return;
+      await this.#options.ask(this.#options.tables.withdrawSql(ids));
+      for (const id of ids) {
+        this.#withdrawals.delete(id);
+        this.#followed.get(id)?.hold.release();
+        this.#followed.delete(id);
+      }
+    } catch (error) {
+      this.#options.log.warn(
+        { moves: ids, err: error },
+        "could not withdraw settled moves; tried again at the next visit",
+      );
+    } finally {
+      this.#withdrawing = undefined;
+    }
+  }
+}
