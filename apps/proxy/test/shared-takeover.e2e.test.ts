@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type PgCluster, startCluster } from "@geo/testkit";
 import { GidFactory } from "@geo/txn";
-import type pg from "pg";
+import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { prefixFor } from "../src/distributed/txn-service.js";
 import { REGIONS, type RegionName, regionsToml } from "./support/fake-regions.js";
@@ -100,7 +100,15 @@ describe("a silent peer's prepared transactions", () => {
     const victimData = await mkdtemp(join(folder, "victim-"));
     const victim = await launch("victim", "us-east", victimData);
     const rescuer = await launch("rescuer", "eu-west");
-    await Promise.all([victim.listening(), rescuer.listening()]);
+    const [, rescuerPort] = await Promise.all([victim.listening(), rescuer.listening()]);
+    const client = new pg.Client({
+      host: "127.0.0.1",
+      port: rescuerPort,
+      user: "postgres",
+      database: "postgres",
+    });
+    await client.connect();
+    await client.query("INSERT INTO users (tenant_id, id, name) VALUES ('held-key', 1, 'x')");
     await until(
       async () =>
         (await direct["eu-west"].query("SELECT count(*)::int AS n FROM geoproxy_directory_peers")).rows[0]
@@ -111,6 +119,10 @@ describe("a silent peer's prepared transactions", () => {
     // Frozen, it still holds its node claim: nothing of its may be touched, however silent it is.
     process.kill(victim.pid!, "SIGSTOP");
     const decided = await prepareAs("victim", "decided", ["us-east", "ap-south"]);
+    // A move it announced and never withdrew: the rescuer holds the key as long as it stands.
+    await direct["eu-west"].query(
+      "WITH m AS (INSERT INTO geoproxy_directory_moves (mover, keys, target) VALUES ('victim', ARRAY['held-key'], 'ap-south') RETURNING id) INSERT INTO geoproxy_directory_moving (key, move_id) SELECT 'held-key', id FROM m",
+    );
     const undecided = await prepareAs("victim", "undecided", ["us-east", "eu-west"]);
     // Its decision, in the table log of its home region (us-east), as its coordinator writes it.
     await direct["us-east"].query(
@@ -119,6 +131,9 @@ describe("a silent peer's prepared transactions", () => {
     );
     await new Promise((resolve) => setTimeout(resolve, 2500));
     expect((await prepared()).sort()).toEqual([decided, decided, undecided, undecided].sort());
+    expect(
+      (await direct["eu-west"].query("SELECT count(*)::int AS n FROM geoproxy_directory_moves")).rows[0].n,
+    ).toBe(1);
 
     // Dead: its claim's sessions end with it, and the rescuer finishes what it left.
     await victim.kill();
@@ -126,6 +141,17 @@ describe("a silent peer's prepared transactions", () => {
     expect(await usersNamed("decided")).toBe(2);
     expect(await usersNamed("undecided")).toBe(0);
     expect(rescuer.stdout).toContain("finished what a silent proxy left prepared");
+    // Its announcement is withdrawn under its claim: the key is served again without its restart.
+    await until(
+      async () =>
+        (await direct["eu-west"].query("SELECT count(*)::int AS n FROM geoproxy_directory_moves")).rows[0]
+          .n === 0,
+      5000,
+    );
+    const started = Date.now();
+    expect((await client.query("SELECT name FROM users WHERE tenant_id = 'held-key'")).rows).toHaveLength(1);
+    expect(Date.now() - started).toBeLessThan(3000);
+    await client.end();
 
     // The rescuer let the claim go: the victim starts again under its own name.
     running.splice(running.indexOf(victim), 1);

@@ -153,6 +153,11 @@ $geoproxy$`,
     return `DELETE FROM ${this.moving} WHERE move_id = ANY(${list}); DELETE FROM ${this.confirms} WHERE move_id = ANY(${list}); DELETE FROM ${this.moves} WHERE id = ANY(${list}); DELETE FROM ${this.confirms} c WHERE NOT EXISTS (SELECT 1 FROM ${this.moves} m WHERE m.id = c.move_id); SELECT pg_catalog.pg_notify(${literal(this.channel)}, 'withdrawn')`;
   }
 
+  /** Withdraws every move `node` announced (a dead peer's, once taken over); returns their ids. */
+  withdrawAllOfSql(node: string): string {
+    return `WITH gone AS (DELETE FROM ${this.moves} WHERE mover = ${literal(node)} RETURNING id), keys AS (DELETE FROM ${this.moving} WHERE move_id IN (SELECT id FROM gone)), confirms AS (DELETE FROM ${this.confirms} WHERE move_id IN (SELECT id FROM gone)) SELECT id::text AS id, pg_catalog.pg_notify(${literal(this.channel)}, 'withdrawn') FROM gone`;
+  }
+
   /** This node's announcements left by an earlier run (withdrawn once its moves are settled). */
   ownMovesSql(node: string): string {
     return `SELECT id::text AS id FROM ${this.moves} WHERE mover = ${literal(node)}`;

@@ -29,6 +29,11 @@ export interface PeerTakeoverOptions {
   readonly peers: () => readonly Peer[];
   /** A peer silent for longer than this is looked at (1.5 x lease_ms: by its own clock its lease ran out). */
   readonly silentMs: number;
+  /**
+   * Withdraws the moves `node` announced, once its prepared moves are settled under its claim:
+   * the peers stop holding their keys without waiting for it to restart. Resolves with how many.
+   */
+  readonly withdrawMovesOf: (node: string) => Promise<number>;
 }
 
 /** What one takeover of a silent peer finished. */
@@ -36,6 +41,8 @@ export interface TakeoverReport {
   readonly node: string;
   readonly committed: number;
   readonly rolledBack: number;
+  /** Its announced moves withdrawn (once its prepared moves were settled). */
+  readonly withdrawn: number;
   /** False when a region could not be scanned or acted on: the peer is looked at again. */
   readonly complete: boolean;
 }
@@ -47,8 +54,9 @@ export interface TakeoverReport {
  * a process without its claim can decide nothing, so nothing taken over here can still be decided
  * by its owner. Under that claim it is recovered as a restarting proxy would recover itself: what
  * its log decided is committed, what it never decided is rolled back (the abort recorded first),
- * for its statements (when `decision_log = "table"`, the table in its home region) and its moves.
- * Then the claim is let go, so the peer can start again.
+ * for its statements (when `decision_log = "table"`, the table in its home region) and its moves;
+ * its announced moves are then withdrawn, so the peers let their keys go. Then the claim is let
+ * go, so the peer can start again.
  */
 export class PeerTakeover {
   readonly #options: PeerTakeoverOptions;
@@ -84,7 +92,7 @@ export class PeerTakeover {
         if (report === null) continue;
         reports.push(report);
         if (report.complete) this.#done.set(peer.node, peer.startedAt);
-        if (report.committed + report.rolledBack > 0 || !report.complete)
+        if (report.committed + report.rolledBack + report.withdrawn > 0 || !report.complete)
           log.info(report, "finished what a silent proxy left prepared");
       } catch (error) {
         log.warn(
@@ -143,13 +151,18 @@ export class PeerTakeover {
       let committed = 0;
       let rolledBack = 0;
       let complete = true;
+      let withdrawn = 0;
       for (const [prefix, table] of logs) {
         const report = await this.#recover(prefix, table, home, guard, claimedAt);
         committed += report.committed.length;
         rolledBack += report.rolledBack.length;
-        if (report.failures.length > 0 || report.waiting.length > 0) complete = false;
+        const settled = report.failures.length === 0 && report.waiting.length === 0;
+        if (!settled) complete = false;
+        // Its moves settled while its claim is held here: none of them can commit any more.
+        if (settled && prefix === movePrefixFor(peer.node))
+          withdrawn = await this.#options.withdrawMovesOf(peer.node);
       }
-      return { node: peer.node, committed, rolledBack, complete };
+      return { node: peer.node, committed, rolledBack, withdrawn, complete };
     } finally {
       await claim.close();
     }

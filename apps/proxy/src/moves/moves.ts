@@ -150,6 +150,7 @@ export class Moves {
       node: this.options.config.server.node,
       peers: () => shared.peers(),
       silentMs: 1.5 * this.storeConfig.leaseMs,
+      withdrawMovesOf: async (node) => (await shared.ask(shared.tables.withdrawAllOfSql(node))).rows.length,
     });
     this.takeover = takeover;
     this.takeoverTimer = setInterval(() => void takeover.sweep(), this.options.config.txn.recoveryIntervalMs);
