@@ -30,7 +30,10 @@ export type {
   TablePolicy,
   TlsConfig,
   TxnConfig,
+  WorkerCount,
 } from "./config/types.js";
+export type { WorkersConflict } from "./config/workers.js";
+export { checkWorkers, MAX_WORKERS, resolveWorkers, workersConflict } from "./config/workers.js";
 export type { Directory, MutableDirectory } from "./directory/directory.js";
 export { loadDirectoryTsv, parseDirectoryTsv } from "./directory/directory-tsv.js";
 export { MemoryDirectory } from "./directory/memory-directory.js";

@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, DEFAULTS, loadConfig, parseConfig, regionTimeouts } from "../src/index.js";
+import {
+  ConfigError,
+  checkWorkers,
+  DEFAULTS,
+  loadConfig,
+  MAX_WORKERS,
+  parseConfig,
+  regionTimeouts,
+  resolveWorkers,
+} from "../src/index.js";
 import { examples } from "./support/examples.js";
 
 const REGIONS = `
@@ -277,17 +286,64 @@ region = "eu-central"
     });
   });
 
-  it("refuses several worker processes at their line, and reads workers = 1 as the one process it is", () => {
+  it("reads workers as 1 to 16 or auto, and refuses anything else at its line", () => {
     const server = `${REGIONS}\n[server]\n`;
-    const error = configError(`${server}workers = 4\n`);
-    expect(error).toMatchObject({ code: "not_available", path: "server.workers", choices: ["1"] });
-    expect(error.line).toBe(server.split("\n").length);
-    expect(error.message).toMatch(
-      /^test\.toml:\d+: server\.workers: 4 worker processes are not available yet.*\(valid: 1\)$/,
-    );
-    expect(parseConfig(`${server}workers = 1\n`).server.workers).toBe(1);
     expect(parseConfig(REGIONS).server.workers).toBe(1);
-    expect(configError(`${server}workers = 0\n`).path).toBe("server.workers");
+    expect(parseConfig(`${server}workers = 1\n`).server.workers).toBe(1);
+    expect(parseConfig(`${server}workers = 4\n`).server.workers).toBe(4);
+    expect(parseConfig(`${server}workers = 16\n`).server.workers).toBe(16);
+    expect(parseConfig(`${server}workers = "auto"\n`).server.workers).toBe("auto");
+    for (const value of ["0", "17", "1.5", '"many"', "true"]) {
+      const error = configError(`${server}workers = ${value}\n`);
+      expect(error.path, value).toBe("server.workers");
+      expect(error.line, value).toBe(server.split("\n").length);
+    }
+    expect(configError(`${server}workers = "many"\n`).choices).toEqual(["1..16", '"auto"']);
+  });
+
+  it("resolves auto to one worker per core, at most 16", () => {
+    expect(resolveWorkers("auto", 2)).toBe(2);
+    expect(resolveWorkers("auto", 64)).toBe(MAX_WORKERS);
+    expect(resolveWorkers("auto", 0)).toBe(1);
+    expect(resolveWorkers(3, 64)).toBe(3);
+  });
+
+  it("refuses several workers over a directory store that is not shared, naming its field and the fix", () => {
+    const store = `${REGIONS}\n[server]\nworkers = 2\n\n[directory_store]\nshared = false\n`;
+    const error = configError(store);
+    expect(error).toMatchObject({ code: "invalid_value", path: "directory_store.shared" });
+    expect(error.line).toBe(store.split("\n").length - 1);
+    expect(error.message).toMatch(/workers = 2 runs several worker processes.*set shared = true/);
+    // Without a shared line the section's own line is named.
+    const bare = `${REGIONS}\n[server]\nworkers = "auto"\n\n[directory_store]\n`;
+    expect(configError(bare)).toMatchObject({
+      path: "directory_store.shared",
+      line: bare.split("\n").length - 1,
+    });
+    expect(
+      parseConfig(`${REGIONS}\n[server]\nworkers = 2\n\n[directory_store]\nshared = true\n`).server.workers,
+    ).toBe(2);
+    // A fixed directory (no [directory_store]) never changes, so any number of workers may route on it.
+    expect(parseConfig(`${REGIONS}\n[server]\nworkers = 2\n`).server.workers).toBe(2);
+  });
+
+  it("refuses several workers writing one decision log file at log_path", () => {
+    const text = `${REGIONS}\n[server]\nworkers = 2\n\n[txn]\nlog_path = "/var/lib/geoproxy/one.log"\n`;
+    const error = configError(text);
+    expect(error).toMatchObject({
+      code: "invalid_value",
+      path: "txn.log_path",
+      line: text.split("\n").length - 1,
+    });
+    expect(error.message).toContain("remove log_path");
+  });
+
+  it("refuses a --workers given beside such a configuration, naming the file and the field", () => {
+    const config = parseConfig(`${REGIONS}\n[directory_store]\n`, "proxy.toml");
+    expect(() => checkWorkers(config, 1, "--workers 1")).not.toThrow();
+    expect(() => checkWorkers(config, 2, "--workers 2")).toThrow(
+      /^proxy\.toml: directory_store\.shared: --workers 2 runs several worker processes/,
+    );
   });
 
   it("reads the schema check interval, 60 s by default, and refuses one under a second at its line", () => {

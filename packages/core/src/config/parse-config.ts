@@ -32,6 +32,7 @@ import type {
   TlsConfig,
   TxnConfig,
 } from "./types.js";
+import { readWorkers, workersConflict } from "./workers.js";
 
 const TOP_LEVEL = [
   "server",
@@ -97,9 +98,17 @@ export function parseConfig(text: string, file = "<config>"): GeoConfig {
   const tables = readTables(root, regionIds);
   const directoryStore = readDirectoryStore(root.table("directory_store"), regionIds);
   const admin = readAdmin(root.table("admin"));
+  const server = readServer(root.table("server"));
+  const txn = readTxn(root.table("txn"));
+  const conflict = workersConflict(
+    { directoryStore, txn },
+    server.workers,
+    `workers = ${JSON.stringify(server.workers)}`,
+  );
+  if (conflict !== null) root.fail("invalid_value", conflict.path, conflict.detail);
   return {
     file,
-    server: readServer(root.table("server")),
+    server,
     regions,
     tables,
     routing: readRouting(root.table("routing"), regionIds, homeId),
@@ -107,7 +116,7 @@ export function parseConfig(text: string, file = "<config>"): GeoConfig {
     pool: readPool(root.table("pool")),
     tls: readTls(root.table("tls")),
     gather: readGather(root.table("gather")),
-    txn: readTxn(root.table("txn")),
+    txn,
     directory: readDirectory(root.table("directory"), file),
     ...(admin === undefined ? {} : { admin }),
     ...(directoryStore === undefined ? {} : { directoryStore }),
@@ -129,16 +138,7 @@ function readServer(reader: FieldReader | undefined): ServerConfig {
     "workers",
     "schema_check_interval_ms",
   ]);
-  const workers = reader.integer("workers", d.workers, 1, 1024);
-  // Several processes on one port would each be a proxy of their own over the same regions:
-  // that needs the shared directory, which does not exist yet.
-  if (workers !== d.workers)
-    reader.fail(
-      "not_available",
-      "workers",
-      `${workers} worker processes are not available yet (each would be a proxy of its own over a shared directory; run one process per node instead, each with its own server.node): remove the line or set workers = 1`,
-      [String(d.workers)],
-    );
+  const workers = readWorkers(reader, d.workers);
   return {
     host: reader.string("host", d.host),
     port: reader.integer("port", d.port, 0, MAX_PORT),

@@ -81,6 +81,9 @@ export type DefaultPlacement =
   | { readonly placement: "global_replicated"; readonly writer?: RegionId }
   | { readonly placement: "pinned"; readonly region: RegionId };
 
+/** `[server] workers`: 1 to MAX_WORKERS, or `"auto"`. */
+export type WorkerCount = number | "auto";
+
 export interface ServerConfig {
   readonly host: string;
   readonly port: number;
@@ -95,8 +98,11 @@ export interface ServerConfig {
   readonly analysisCacheSize: number;
   /** A client message longer than this (after login) ends its connection (54000). */
   readonly maxMessageBytes: number;
-  /** Processes serving the port: one (several workers are not available yet, and are refused). */
-  readonly workers: number;
+  /**
+   * Worker processes serving the port, each a proxy of its own named `<node>-w<i>`; `"auto"`: one
+   * per core (resolveWorkers). 1: the one process, no workers.
+   */
+  readonly workers: WorkerCount;
   /** How often every region's copies of the configured tables are compared again (SHOW SCHEMA). */
   readonly schemaCheckIntervalMs: number;
 }
