@@ -20,6 +20,12 @@ const running: ProxyChild[] = [];
 
 const STORE = `shared = true\nauthority = "eu-west"\npoll_ms = 100\nlease_ms = 600\n`;
 const TXN = `decision_log = "table"\nrecovery_interval_ms = 300\n`;
+const AUTH = `[auth]
+method = "scram-sha-256"
+lookup = false
+users = [{ name = "ops", password = "ops-secret" }]
+operators = ["ops"]
+`;
 
 beforeAll(async () => {
   cluster = await startCluster({ count: 3, initSql: MOVE_SCHEMA });
@@ -48,7 +54,7 @@ async function launch(node: string, home: RegionName, data?: string): Promise<Pr
   const dir = data ?? (await mkdtemp(join(folder, `${node}-`)));
   const toml = regionsToml(
     cluster.servers.map((s) => s.port),
-    `\n[txn]\ndata_dir = "${dir}"\n${TXN}\n[directory_store]\n${STORE}\n`,
+    `\n${AUTH}\n[txn]\ndata_dir = "${dir}"\n${TXN}\n[directory_store]\n${STORE}\n`,
   )
     .replace("[server]\n", `[server]\nnode = "${node}"\n`)
     .replace("home = true\n", "")
@@ -58,6 +64,19 @@ async function launch(node: string, home: RegionName, data?: string): Promise<Pr
   const child = new ProxyChild(["--config", configPath, "--log-level", "info"]);
   running.push(child);
   return child;
+}
+
+async function connect(port: number): Promise<pg.Client> {
+  const client = new pg.Client({
+    host: "127.0.0.1",
+    port,
+    user: "ops",
+    password: "ops-secret",
+    database: "postgres",
+  });
+  client.on("error", () => undefined);
+  await client.connect();
+  return client;
 }
 
 async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
@@ -101,13 +120,7 @@ describe("a silent peer's prepared transactions", () => {
     const victim = await launch("victim", "us-east", victimData);
     const rescuer = await launch("rescuer", "eu-west");
     const [, rescuerPort] = await Promise.all([victim.listening(), rescuer.listening()]);
-    const client = new pg.Client({
-      host: "127.0.0.1",
-      port: rescuerPort,
-      user: "postgres",
-      database: "postgres",
-    });
-    await client.connect();
+    const client = await connect(rescuerPort);
     await client.query("INSERT INTO users (tenant_id, id, name) VALUES ('held-key', 1, 'x')");
     await until(
       async () =>
@@ -158,4 +171,80 @@ describe("a silent peer's prepared transactions", () => {
     const again = await launch("victim", "us-east", victimData);
     await again.listening();
   });
+
+  it.each([250, 500, 800])(
+    "settles a move whose mover is SIGKILLed %i ms into a run of RELOCATEs: one region, every increment in the sum",
+    async (killAfterMs) => {
+      const mover = await launch("mover", "eu-west");
+      const writer = await launch("writer", "us-east");
+      const [portA, portB] = await Promise.all([mover.listening(), writer.listening()]);
+      const [ops, app] = [await connect(portA), await connect(portB)];
+      const key = `spun-${killAfterMs}`;
+      await app.query("INSERT INTO users (tenant_id, id, name) VALUES ($1, 1, '0')", [key]);
+      let stop = false;
+      let killed = false;
+      let committed = 0;
+      let lost = 0;
+      const refused = new Map<string, number>();
+      const writes = (async () => {
+        while (!stop) {
+          try {
+            const result = await app.query(
+              "UPDATE users SET name = (name::int + 1)::text WHERE tenant_id = $1 AND id = 1",
+              [key],
+            );
+            if (result.rowCount === 1) committed++;
+            else lost++;
+          } catch (error) {
+            const code = (error as { code?: string }).code ?? "?";
+            refused.set(code, (refused.get(code) ?? 0) + 1);
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+        }
+      })();
+      const moves = (async () => {
+        for (let i = 0; !killed; i++) {
+          await ops.query(`RELOCATE ${key} TO '${REGIONS[i % 3]!}'`).catch(() => undefined);
+        }
+      })();
+      await new Promise((resolve) => setTimeout(resolve, killAfterMs));
+      killed = true;
+      await mover.kill();
+      await moves;
+      const left = (await prepared()).length;
+      const announced = (
+        await direct["eu-west"].query("SELECT count(*)::int AS n FROM geoproxy_directory_moves")
+      ).rows[0].n;
+      console.log(
+        `mover killed after ${killAfterMs} ms: ${left} prepared, ${announced} announced at the kill`,
+      );
+      // The writer's proxy takes the mover's claim, settles its move and withdraws it: writes go on.
+      await until(async () => (await prepared()).length === 0, 15_000);
+      const before = committed;
+      await until(async () => committed > before + 5, 15_000);
+      stop = true;
+      await writes;
+      const where: RegionName[] = [];
+      for (const region of REGIONS) {
+        const { rows } = await direct[region].query("SELECT 1 FROM users WHERE tenant_id = $1", [key]);
+        if (rows.length > 0) where.push(region);
+      }
+      expect(where).toHaveLength(1);
+      const { rows } = await direct[where[0]!].query("SELECT name FROM users WHERE tenant_id = $1", [key]);
+      expect(lost).toBe(0);
+      expect(Number(rows[0].name)).toBe(committed);
+      // Every region's directory, the authority's included, names the region holding the rows.
+      for (const region of REGIONS) {
+        const entry = await direct[region].query("SELECT region FROM geoproxy_directory WHERE key = $1", [
+          key,
+        ]);
+        expect(
+          entry.rows.map((row) => row.region),
+          region,
+        ).toEqual([where[0]]);
+      }
+      expect([...refused.keys()].filter((code) => code !== "40001" && code !== "57P03")).toEqual([]);
+      await app.end();
+    },
+  );
 });
