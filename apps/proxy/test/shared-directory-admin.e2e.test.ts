@@ -1,81 +1,36 @@
 import { readFileSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ProxySnapshot } from "@geo/admin";
-import { type PgCluster, startCluster } from "@geo/testkit";
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parseScrape, type Scrape } from "./admin-prometheus.js";
-import { REGIONS, type RegionName, regionsToml } from "./support/fake-regions.js";
-import { connectDirect, MOVE_SCHEMA } from "./support/move-regions.js";
-import { ProxyChild } from "./support/proxy-child.js";
+import type { RegionName } from "./support/fake-regions.js";
+import type { ProxyChild } from "./support/proxy-child.js";
+import { SharedProxies, until } from "./support/shared-proxies.js";
 
 // Proxies as real processes over three real servers, sharing one directory whose authority is
 // eu-west, each with its admin port: what SHOW PEERS tells the console, /metrics, /snapshot and
 // the dashboard tell Prometheus and operators.
-let cluster: PgCluster;
-let direct: Record<RegionName, pg.Client>;
-let folder: string;
-const running: ProxyChild[] = [];
-const clients: pg.Client[] = [];
+const proxies = new SharedProxies("geo-shared-directory-admin-");
 
 const POLL_MS = 100;
 const LEASE_MS = 600;
 const SHARED = `shared = true\nauthority = "eu-west"\npoll_ms = ${POLL_MS}\nlease_ms = ${LEASE_MS}\nhold_ms = 8000\n`;
 
-const AUTH = `[auth]
-method = "scram-sha-256"
-lookup = false
-users = [{ name = "ops", password = "ops-secret" }]
-operators = ["ops"]
-`;
-
-beforeAll(async () => {
-  cluster = await startCluster({ count: 3, initSql: MOVE_SCHEMA });
-  direct = await connectDirect(cluster);
-  folder = await mkdtemp(join(tmpdir(), "geo-shared-directory-admin-"));
-});
-
-beforeEach(async () => {
-  for (const region of REGIONS) {
-    await direct[region].query(
-      "DROP TABLE IF EXISTS geoproxy_directory, geoproxy_directory_peers, geoproxy_directory_moves, geoproxy_directory_confirms, geoproxy_directory_moving; TRUNCATE orders, users",
-    );
-  }
-});
-
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.end().catch(() => undefined)));
-  await Promise.all(running.splice(0).map((child) => child.stop()));
-});
-
-afterAll(async () => {
-  for (const client of Object.values(direct ?? {})) await client.end().catch(() => undefined);
-  await cluster?.stop();
-  if (folder !== undefined) await rm(folder, { recursive: true, force: true });
-});
+beforeAll(() => proxies.start());
+beforeEach(() => proxies.reset());
+afterEach(() => proxies.stopProxies());
+afterAll(() => proxies.close());
 
 /**
  * A proxy named `node`, homed in `home`, over the three servers with `store` as its
  * [directory_store] and an admin port on a free port of loopback.
  */
-async function launch(node: string, home: RegionName, store = SHARED): Promise<ProxyChild> {
-  const data = await mkdtemp(join(folder, `${node}-`));
-  const toml = regionsToml(
-    cluster.servers.map((s) => s.port),
-    `\n${AUTH}\n[admin]\nport = 0\n\n[txn]\ndata_dir = "${data}"\n\n[directory_store]\n${store}\n`,
-  )
-    .replace("[server]\n", `[server]\nnode = "${node}"\n`)
-    .replace("home = true\n", "")
-    .replace(`id = "${home}"\n`, `id = "${home}"\nhome = true\n`);
-  const configPath = join(data, "geoproxy.toml");
-  await writeFile(configPath, toml);
-  const child = new ProxyChild(["--config", configPath, "--log-level", "info"]);
-  running.push(child);
-  return child;
+function launch(node: string, home: RegionName, store = SHARED): Promise<ProxyChild> {
+  return proxies.launch(node, home, { store, sections: "[admin]\nport = 0\n" });
 }
+
+const connect = (port: number): Promise<pg.Client> => proxies.connect(port);
 
 /** The admin port's URL, from the line it logs at start (before the proxy's own port listens). */
 async function adminUrl(child: ProxyChild): Promise<string> {
@@ -83,19 +38,6 @@ async function adminUrl(child: ProxyChild): Promise<string> {
   const port = /"port":(\d+)[^\n]*"msg":"admin port listening"/.exec(child.stdout)?.[1];
   if (port === undefined) throw new Error(`no admin port in: ${child.output()}`);
   return `http://127.0.0.1:${port}`;
-}
-
-async function connect(port: number): Promise<pg.Client> {
-  const client = new pg.Client({
-    host: "127.0.0.1",
-    port,
-    user: "ops",
-    password: "ops-secret",
-    database: "postgres",
-  });
-  await client.connect();
-  clients.push(client);
-  return client;
 }
 
 async function scrape(url: string): Promise<Scrape> {
@@ -142,14 +84,6 @@ function fieldPaths(value: unknown, path = ""): string[] {
     `${path}.${key}`,
     ...fieldPaths(inner, `${path}.${key}`),
   ]);
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not true within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 describe("a shared directory on the admin port", () => {

@@ -1,104 +1,42 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type PgCluster, startCluster } from "@geo/testkit";
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { SharedTables } from "../src/directory/shared-tables.js";
 import { REGIONS, type RegionName, regionsToml } from "./support/fake-regions.js";
 import { ServerFreezer } from "./support/frozen-server.js";
-import { connectDirect, MOVE_SCHEMA } from "./support/move-regions.js";
 import { ProxyChild } from "./support/proxy-child.js";
+import { SharedProxies, until } from "./support/shared-proxies.js";
 
 // Several proxies as real processes over three real servers, sharing one directory whose
 // authority is eu-west: each homed in another region, they agree on new keys, a move through one
 // is held by the other, and losing the authority stops routing on geo-partitioned tables only.
-let cluster: PgCluster;
-let direct: Record<RegionName, pg.Client>;
-let folder: string;
-const running: ProxyChild[] = [];
-const clients: pg.Client[] = [];
+const proxies = new SharedProxies("geo-shared-directory-");
 
 const POLL_MS = 100;
 const LEASE_MS = 600;
 const SHARED = `shared = true\nauthority = "eu-west"\npoll_ms = ${POLL_MS}\nlease_ms = ${LEASE_MS}\nhold_ms = 8000\n`;
 
-const AUTH = `[auth]
-method = "scram-sha-256"
-lookup = false
-users = [{ name = "ops", password = "ops-secret" }]
-operators = ["ops"]
-`;
-
-beforeAll(async () => {
-  cluster = await startCluster({ count: 3, initSql: MOVE_SCHEMA });
-  direct = await connectDirect(cluster);
-  folder = await mkdtemp(join(tmpdir(), "geo-shared-directory-"));
-});
-
-beforeEach(async () => {
-  for (const region of REGIONS) {
-    await direct[region].query(
-      "DROP TABLE IF EXISTS geoproxy_directory, geoproxy_directory_peers, geoproxy_directory_moves, geoproxy_directory_confirms, geoproxy_directory_moving; TRUNCATE orders, users",
-    );
-  }
-});
-
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.end().catch(() => undefined)));
-  for (const child of running) {
-    try {
-      if (child.pid !== undefined) process.kill(child.pid, "SIGCONT");
-    } catch {
-      // Exited already.
-    }
-  }
-  await Promise.all(running.splice(0).map((child) => child.stop()));
-});
-
-afterAll(async () => {
-  for (const client of Object.values(direct ?? {})) await client.end().catch(() => undefined);
-  await cluster?.stop();
-  if (folder !== undefined) await rm(folder, { recursive: true, force: true });
-});
+beforeAll(() => proxies.start());
+beforeEach(() => proxies.reset());
+afterEach(() => proxies.stopProxies());
+afterAll(() => proxies.close());
 
 /** A proxy named `node`, homed in `home`, over the three servers with `store` as its [directory_store]. */
-async function launch(node: string, home: RegionName, store = SHARED): Promise<ProxyChild> {
-  const data = await mkdtemp(join(folder, `${node}-`));
-  const toml = regionsToml(
-    cluster.servers.map((s) => s.port),
-    `\n${AUTH}\n[txn]\ndata_dir = "${data}"\n\n[directory_store]\n${store}\n`,
-  )
-    .replace("[server]\n", `[server]\nnode = "${node}"\n`)
-    .replace("home = true\n", "")
-    .replace(`id = "${home}"\n`, `id = "${home}"\nhome = true\n`);
-  const configPath = join(data, "geoproxy.toml");
-  await writeFile(configPath, toml);
-  const child = new ProxyChild(["--config", configPath, "--log-level", "info"]);
-  running.push(child);
-  return child;
+function launch(node: string, home: RegionName, store = SHARED): Promise<ProxyChild> {
+  return proxies.launch(node, home, { store });
 }
 
-async function connect(port: number): Promise<pg.Client> {
-  const client = new pg.Client({
-    host: "127.0.0.1",
-    port,
-    user: "ops",
-    password: "ops-secret",
-    database: "postgres",
-  });
-  await client.connect();
-  clients.push(client);
-  return client;
-}
+const connect = (port: number): Promise<pg.Client> => proxies.connect(port);
 
 /** The regions whose own server holds rows of `key`. */
 async function regionsWith(key: string): Promise<RegionName[]> {
   const found: RegionName[] = [];
   for (const region of REGIONS) {
-    const { rows } = await direct[region].query("SELECT count(*)::int AS n FROM users WHERE tenant_id = $1", [
-      key,
-    ]);
+    const { rows } = await proxies.direct[region].query(
+      "SELECT count(*)::int AS n FROM users WHERE tenant_id = $1",
+      [key],
+    );
     if (rows[0].n > 0) found.push(region);
   }
   return found;
@@ -106,14 +44,6 @@ async function regionsWith(key: string): Promise<RegionName[]> {
 
 async function peers(client: pg.Client): Promise<Record<string, string | null>[]> {
   return (await client.query("SHOW PEERS")).rows;
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not true within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 describe("a directory shared by two proxies", () => {
@@ -164,7 +94,7 @@ describe("a directory shared by two proxies", () => {
     }
     expect([...homes].every((region) => region === "eu-west" || region === "us-east")).toBe(true);
     // The authority lists each key once, where its rows are.
-    const { rows } = await direct["eu-west"].query(
+    const { rows } = await proxies.direct["eu-west"].query(
       "SELECT key, region FROM geoproxy_directory WHERE key LIKE 'fresh-%' AND written_xid IS NOT NULL",
     );
     expect(rows).toHaveLength(keys.length);
@@ -211,7 +141,9 @@ describe("a directory shared by two proxies", () => {
     await writer;
     const where = await regionsWith("counter");
     expect(where).toEqual([moved.at(-1)]);
-    const { rows } = await direct[where[0]!].query("SELECT name FROM users WHERE tenant_id = 'counter'");
+    const { rows } = await proxies.direct[where[0]!].query(
+      "SELECT name FROM users WHERE tenant_id = 'counter'",
+    );
     expect(lost).toBe(0);
     expect(committed).toBeGreaterThan(10);
     expect(Number(rows[0].name)).toBe(committed);
@@ -239,8 +171,8 @@ describe("a directory shared by two proxies", () => {
     const firstMove = clientA.query(`RELOCATE contested TO '${to}'`);
     await until(
       async () =>
-        (await direct["eu-west"].query("SELECT count(*)::int AS n FROM geoproxy_directory_moving")).rows[0]
-          .n === 1,
+        (await proxies.direct["eu-west"].query("SELECT count(*)::int AS n FROM geoproxy_directory_moving"))
+          .rows[0].n === 1,
       5000,
     );
     const throughB = await clientB.query(`RELOCATE contested TO '${other}'`).catch((error) => error);
@@ -253,7 +185,8 @@ describe("a directory shared by two proxies", () => {
     expect(await regionsWith("contested")).toEqual([to]);
     // Nothing of the refused moves is left announced.
     expect(
-      (await direct["eu-west"].query("SELECT count(*)::int AS n FROM geoproxy_directory_moving")).rows[0].n,
+      (await proxies.direct["eu-west"].query("SELECT count(*)::int AS n FROM geoproxy_directory_moving"))
+        .rows[0].n,
     ).toBe(0);
     expect((await clientB.query("SELECT name FROM users WHERE tenant_id = 'contested'")).rows).toHaveLength(
       1,
@@ -282,7 +215,7 @@ describe("a directory shared by two proxies", () => {
       outcomes.push(...results);
       const where = await regionsWith("tug");
       expect(where, `round ${round}`).toHaveLength(1);
-      const { rows } = await direct["eu-west"].query(
+      const { rows } = await proxies.direct["eu-west"].query(
         "SELECT region FROM geoproxy_directory WHERE key = 'tug'",
       );
       expect(rows[0].region, `round ${round}`).toBe(where[0]);
@@ -350,9 +283,9 @@ describe("a directory shared by two proxies", () => {
         .catch(() => ({ rowCount: -1 }));
       return result.rowCount === 1;
     }, 5000);
-    expect((await direct[to].query("SELECT name FROM users WHERE tenant_id = 'ice'")).rows[0].name).toBe(
-      "thawed",
-    );
+    expect(
+      (await proxies.direct[to].query("SELECT name FROM users WHERE tenant_id = 'ice'")).rows[0].name,
+    ).toBe("thawed");
   });
 
   it("refuses statements on geo-partitioned tables with 57P03 while the authority is down, serves the rest, and resumes", async () => {
@@ -364,10 +297,10 @@ describe("a directory shared by two proxies", () => {
     ]);
     await clientB.query("INSERT INTO users (tenant_id, id, name) VALUES ('steady', 1, 'x')");
     // The servers commit asynchronously: what the authority holds is made durable before it stops.
-    await direct["eu-west"].query("CHECKPOINT");
+    await proxies.direct["eu-west"].query("CHECKPOINT");
     // The test's own client to eu-west dies with the server; a new one is opened after.
-    direct["eu-west"].on("error", () => undefined);
-    await cluster.stopServer(0, "immediate");
+    proxies.direct["eu-west"].on("error", () => undefined);
+    await proxies.cluster.stopServer(0, "immediate");
     try {
       await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 2 * POLL_MS));
       const refusal = await clientB.query("SELECT name FROM users WHERE tenant_id = 'steady'").then(
@@ -384,15 +317,8 @@ describe("a directory shared by two proxies", () => {
       const alerts = (await clientB.query("SHOW ALERTS")).rows.map((row) => [row.name, row.subject]);
       expect(alerts).toContainEqual(["directory_unreachable", "eu-west"]);
     } finally {
-      await cluster.startServer(0);
-      const server = cluster.servers[0]!;
-      direct["eu-west"] = new pg.Client({
-        host: server.host,
-        port: server.port,
-        user: "postgres",
-        database: "postgres",
-      });
-      await direct["eu-west"].connect();
+      await proxies.cluster.startServer(0);
+      proxies.direct["eu-west"] = await proxies.connectServer(0);
     }
     await until(async () => {
       const result = await clientB
@@ -417,7 +343,7 @@ describe("a directory shared by two proxies", () => {
     const where = (await regionsWith("thaw"))[0]!;
     expect(where).not.toBe("eu-west");
     const freezer = new ServerFreezer();
-    await freezer.freeze(cluster.servers[0]!.dataDir);
+    await freezer.freeze(proxies.cluster.servers[0]!.dataDir);
     const frozenAt = Date.now();
     try {
       let refusal: { code?: string } | null = null;
@@ -452,13 +378,7 @@ describe("a directory shared by two proxies", () => {
     const first = await launch("early", "eu-west");
     await first.listening();
     await first.stop();
-    const reader = new pg.Client({
-      host: cluster.servers[0]!.host,
-      port: cluster.servers[0]!.port,
-      user: "postgres",
-      database: "postgres",
-    });
-    await reader.connect();
+    const reader = await proxies.connectServer(0);
     try {
       await reader.query("BEGIN; SELECT count(*) FROM geoproxy_directory");
       const late = await launch("late", "us-east");
@@ -525,19 +445,19 @@ describe("a directory shared by two proxies", () => {
 
     const first = await launch("first", "eu-west");
     await first.listening();
-    const data = await mkdtemp(join(folder, "fixed-"));
+    const data = await mkdtemp(join(proxies.folder, "fixed-"));
     const keys = join(data, "keys.tsv");
     await writeFile(keys, "alice\teu-west\n");
     const config = join(data, "geoproxy.toml");
     await writeFile(
       config,
       regionsToml(
-        cluster.servers.map((s) => s.port),
+        proxies.cluster.servers.map((s) => s.port),
         `\n[txn]\ndata_dir = "${data}"\n`,
       ).replace("[server]\n", '[server]\nnode = "fixed"\n'),
     );
     const fixed = new ProxyChild(["--config", config, "--directory", keys, "--log-level", "info"]);
-    running.push(fixed);
+    proxies.adopt(fixed);
     expect(await fixed.exitCode()).toBe(69);
     expect(fixed.stderr).toContain('application_name "geoproxy shared first"');
   });
@@ -549,14 +469,8 @@ describe("the authority's tables", () => {
     await first.listening();
     await first.stop();
     const tables = new SharedTables("geoproxy_directory");
-    const authority = direct["eu-west"];
-    const idle = new pg.Client({
-      host: cluster.servers[0]!.host,
-      port: cluster.servers[0]!.port,
-      user: "postgres",
-      database: "postgres",
-    });
-    await idle.connect();
+    const authority = proxies.direct["eu-west"];
+    const idle = await proxies.connectServer(0);
     try {
       // An open transaction with an id holds every later snapshot's xmin back.
       await idle.query("BEGIN; SELECT pg_current_xact_id()");
