@@ -6,16 +6,12 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { parseScrape, type Scrape } from "./admin-prometheus.js";
 import type { RegionName } from "./support/fake-regions.js";
 import type { ProxyChild } from "./support/proxy-child.js";
-import { SharedProxies, until } from "./support/shared-proxies.js";
+import { LEASE_MS, SHARED_STORE, SharedProxies, until } from "./support/shared-proxies.js";
 
 // Proxies as real processes over three real servers, sharing one directory whose authority is
 // eu-west, each with its admin port: what SHOW PEERS tells the console, /metrics, /snapshot and
 // the dashboard tell Prometheus and operators.
 const proxies = new SharedProxies("geo-shared-directory-admin-");
-
-const POLL_MS = 100;
-const LEASE_MS = 600;
-const SHARED = `shared = true\nauthority = "eu-west"\npoll_ms = ${POLL_MS}\nlease_ms = ${LEASE_MS}\nhold_ms = 8000\n`;
 
 beforeAll(() => proxies.start());
 beforeEach(() => proxies.reset());
@@ -26,7 +22,7 @@ afterAll(() => proxies.close());
  * A proxy named `node`, homed in `home`, over the three servers with `store` as its
  * [directory_store] and an admin port on a free port of loopback.
  */
-function launch(node: string, home: RegionName, store = SHARED): Promise<ProxyChild> {
+function launch(node: string, home: RegionName, store = SHARED_STORE): Promise<ProxyChild> {
   return proxies.launch(node, home, { store, sections: "[admin]\nport = 0\n" });
 }
 

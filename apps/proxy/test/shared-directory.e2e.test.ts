@@ -6,16 +6,12 @@ import { SharedTables } from "../src/directory/shared-tables.js";
 import { REGIONS, type RegionName, regionsToml } from "./support/fake-regions.js";
 import { ServerFreezer } from "./support/frozen-server.js";
 import { ProxyChild } from "./support/proxy-child.js";
-import { SharedProxies, until } from "./support/shared-proxies.js";
+import { LEASE_MS, POLL_MS, SHARED_STORE, SharedProxies, until } from "./support/shared-proxies.js";
 
 // Several proxies as real processes over three real servers, sharing one directory whose
 // authority is eu-west: each homed in another region, they agree on new keys, a move through one
 // is held by the other, and losing the authority stops routing on geo-partitioned tables only.
 const proxies = new SharedProxies("geo-shared-directory-");
-
-const POLL_MS = 100;
-const LEASE_MS = 600;
-const SHARED = `shared = true\nauthority = "eu-west"\npoll_ms = ${POLL_MS}\nlease_ms = ${LEASE_MS}\nhold_ms = 8000\n`;
 
 beforeAll(() => proxies.start());
 beforeEach(() => proxies.reset());
@@ -23,7 +19,7 @@ afterEach(() => proxies.stopProxies());
 afterAll(() => proxies.close());
 
 /** A proxy named `node`, homed in `home`, over the three servers with `store` as its [directory_store]. */
-function launch(node: string, home: RegionName, store = SHARED): Promise<ProxyChild> {
+function launch(node: string, home: RegionName, store = SHARED_STORE): Promise<ProxyChild> {
   return proxies.launch(node, home, { store });
 }
 

@@ -15,6 +15,11 @@ users = [{ name = "ops", password = "ops-secret" }]
 operators = ["ops"]
 `;
 
+/** The shared directory the tests run: authority eu-west, short polls and leases. */
+export const POLL_MS = 100;
+export const LEASE_MS = 600;
+export const SHARED_STORE = `shared = true\nauthority = "eu-west"\npoll_ms = ${POLL_MS}\nlease_ms = ${LEASE_MS}\nhold_ms = 8000\n`;
+
 export interface SharedLaunch {
   /** The `[directory_store]` lines. */
   readonly store: string;
