@@ -49,6 +49,11 @@ export interface AdminServerOptions {
   readonly updateIntervalMs?: number;
   /** How long /healthz waits for `ready()` before answering 503 (default 2000 ms). */
   readonly readyTimeoutMs?: number;
+  /**
+   * Bind the port in this process even in a node:cluster worker, rather than share one the
+   * primary holds: each worker then serves a port of its own (port 0: a free one each).
+   */
+  readonly exclusive?: boolean;
 }
 
 export interface RunningAdminServer {
@@ -237,7 +242,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Run
   timer.unref();
 
   try {
-    await app.listen({ host, port });
+    await app.listen({ host, port, exclusive: options.exclusive ?? false });
   } catch (error) {
     clearInterval(timer);
     await app.close().catch(() => undefined);

@@ -72,6 +72,9 @@ export async function startAdminPort(options: AdminPortOptions): Promise<Running
       ...(tls === undefined ? {} : { tls }),
       source: options.source,
       metrics: options.metrics,
+      // Each worker of `geoproxy serve --workers` serves its own admin port (outside a cluster
+      // this changes nothing).
+      exclusive: true,
       logger: options.log.child({ component: "admin" }),
     });
   } catch (error) {
