@@ -171,8 +171,8 @@ export class Handshake {
         this.stream.write(Messages.sslRefused);
         return;
       case "CancelRequest": {
-        const matched = this.options.cancels.cancel(packet.processId, Buffer.from(packet.secretKey));
-        this.options.log.info({ matched }, "cancel request");
+        const outcome = this.options.cancels.cancel(packet.processId, Buffer.from(packet.secretKey));
+        this.options.log.info({ matched: outcome === "cancelled", outcome }, "cancel request");
         // PostgreSQL answers a CancelRequest with nothing, whatever the key.
         this.finish(null);
         endConnection(this.stream);

@@ -216,8 +216,8 @@ export class Session implements ClientHandler, SessionPort {
   }
 
   cancelRequest(request: CancelRequest): void {
-    const matched = this.runtime.cancels.cancel(request.processId, Buffer.from(request.secretKey));
-    this.log.info({ matched }, "cancel request");
+    const outcome = this.runtime.cancels.cancel(request.processId, Buffer.from(request.secretKey));
+    this.log.info({ matched: outcome === "cancelled", outcome }, "cancel request");
   }
 
   // ---- Startup ----
