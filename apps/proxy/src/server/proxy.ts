@@ -29,7 +29,7 @@ import { Observability } from "../observability/observability.js";
 import { ReplicaService } from "../replicas/replica-service.js";
 import { Router } from "../routing/router.js";
 import { Session } from "../session/session.js";
-import { CancelRegistry } from "./cancel-registry.js";
+import { CancelRegistry, type CancelWorkers } from "./cancel-registry.js";
 import { CatalogReads } from "./catalog-reads.js";
 import { catchUpRegion } from "./catch-up-region.js";
 import { LateRegions } from "./late-regions.js";
@@ -55,6 +55,11 @@ export interface StartProxyOptions {
   readonly connect?: ConnectFunction;
   /** Clock and delays of authentication (tests). */
   readonly security?: Omit<SecurityOptions, "connect">;
+  /**
+   * This process is one worker of `geoproxy serve --workers`: its cancel keys name it, and it logs
+   * `worker listening` (the primary logs `geoproxy listening` once every worker listens).
+   */
+  readonly worker?: CancelWorkers;
 }
 
 export interface RunningProxy {
@@ -251,7 +256,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     router,
     pools,
     log,
-    cancels: new CancelRegistry(),
+    cancels: new CancelRegistry(options.worker),
     homeParameters,
     collations,
     schemaDrift: catalog.schemaDrift,
@@ -329,7 +334,10 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   const address = server.address();
   catalog.start(config.pool.connectTimeoutMs, config.server.schemaCheckIntervalMs);
   const boundPort = typeof address === "object" && address !== null ? address.port : port;
-  log.info({ host, port: boundPort, regions: topology.regionIds }, "geoproxy listening");
+  log.info(
+    { host, port: boundPort, regions: topology.regionIds },
+    options.worker === undefined ? "geoproxy listening" : "worker listening",
+  );
 
   let closed: Promise<void> | null = null;
   return {
