@@ -51,9 +51,10 @@ async function launch(
   args: readonly string[],
   store = SHARED,
   server = "",
+  extra = "",
 ): Promise<ProxyChild> {
   const data = await mkdtemp(join(folder, `${node}-`));
-  const section = store === "" ? "" : `\n[directory_store]\n${store}\n`;
+  const section = `${store === "" ? "" : `\n[directory_store]\n${store}\n`}${extra}`;
   const toml = regionsToml(
     cluster.servers.map((s) => s.port),
     `\n[txn]\ndata_dir = "${data}"\n${section}`,
@@ -305,6 +306,40 @@ describe("geoproxy serve --workers 2", () => {
     expect((await client.query("SELECT name FROM users WHERE tenant_id = 'fixed'")).rows).toEqual([
       { name: "f" },
     ]);
+  });
+});
+
+/** Each worker's admin port, from its `admin port listening` line. */
+function adminPorts(stdout: string): Map<string, number> {
+  const ports = new Map<string, number>();
+  for (const line of stdout.split("\n").filter((l) => l.includes('"msg":"admin port listening"'))) {
+    const fields = JSON.parse(line) as { node: string; port: number };
+    ports.set(fields.node, fields.port);
+  }
+  return ports;
+}
+
+async function snapshotNode(port: number): Promise<string> {
+  const response = await fetch(`http://127.0.0.1:${port}/snapshot`);
+  return ((await response.json()) as { node: string }).node;
+}
+
+describe("the admin port of each worker", () => {
+  it("gives each worker a free port of its own with port = 0, each serving its own node", async () => {
+    const proxy = await launch("wa", ["--workers", "2"], "", "", "\n[admin]\nport = 0\n");
+    await proxy.listening();
+    const ports = adminPorts(proxy.stdout);
+    expect([...ports.keys()].sort()).toEqual(["wa-w1", "wa-w2"]);
+    expect(ports.get("wa-w1")).not.toBe(ports.get("wa-w2"));
+    for (const [node, port] of ports) expect(await snapshotNode(port)).toBe(node);
+  });
+
+  it("gives worker i [admin] port + i - 1", async () => {
+    const base = 20_000 + (process.pid % 20_000);
+    const proxy = await launch("wb", ["--workers", "2"], "", "", `\n[admin]\nport = ${base}\n`);
+    await proxy.listening();
+    expect(await snapshotNode(base)).toBe("wb-w1");
+    expect(await snapshotNode(base + 1)).toBe("wb-w2");
   });
 });
 
