@@ -150,6 +150,7 @@ const lines: string[] = [];
         pid: process.pid,
         sessions: 0,
         startedAt: new Date(),
+        decisionLog: "file",
       }),
     );
     const read = await direct.query(tables.visitSql(snapshot));

@@ -20,8 +20,8 @@ beforeAll(() => proxies.start());
 afterEach(() => proxies.stopProxies());
 afterAll(() => proxies.close());
 
-function launch(node: string, home: RegionName, data?: string): Promise<ProxyChild> {
-  return proxies.launch(node, home, { store: STORE, txn: TXN, ...(data === undefined ? {} : { data }) });
+function launch(node: string, home: RegionName, data?: string, txn = TXN): Promise<ProxyChild> {
+  return proxies.launch(node, home, { store: STORE, txn, ...(data === undefined ? {} : { data }) });
 }
 
 const connect = (port: number): Promise<pg.Client> => proxies.connect(port);
@@ -191,4 +191,32 @@ describe("a silent peer's prepared transactions", () => {
       expect([...refused.keys()].filter((code) => code !== "40001" && code !== "57P03")).toEqual([]);
     },
   );
+
+  it("leaves a dead peer's statements alone when its decision log is a file, and still settles its moves", async () => {
+    const victim = await launch("filed", "us-east", undefined, "recovery_interval_ms = 300\n");
+    const rescuer = await launch("reader", "eu-west");
+    await Promise.all([victim.listening(), rescuer.listening()]);
+    await until(
+      async () =>
+        (
+          await proxies.direct["eu-west"].query(
+            "SELECT decision_log FROM geoproxy_directory_peers WHERE node = 'filed'",
+          )
+        ).rows[0]?.decision_log === "file",
+      5000,
+    );
+    await victim.kill();
+    // Its log is a file on its own disk: a peer cannot know what it decided.
+    const statement = await prepareAs("filed", "filed-statement", ["us-east", "ap-south"]);
+    const move = new GidFactory(`${prefixFor("filed").slice(0, 96)}_mv`).next();
+    await proxies.direct["eu-west"].query(
+      `BEGIN; INSERT INTO users (tenant_id, id, name) VALUES ('filed-move', 1, 'filed-move'); PREPARE TRANSACTION '${move}'`,
+    );
+    await until(async () => !(await prepared()).includes(move), 10_000);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await prepared()).filter((gid) => gid === statement)).toHaveLength(2);
+    expect(await usersNamed("filed-move")).toBe(0);
+    for (const region of ["us-east", "ap-south"] as const)
+      await proxies.direct[region].query(`ROLLBACK PREPARED '${statement}'`);
+  });
 });

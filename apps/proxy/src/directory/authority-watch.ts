@@ -23,6 +23,8 @@ export class AuthorityWatch {
   readonly #options: AuthorityWatchOptions;
   readonly #tables: SharedTables;
   #elsewhere: readonly string[] = [];
+  /** What the last look found in each region; a region that did not answer keeps its last finding. */
+  readonly #byRegion = new Map<RegionId, readonly string[]>();
   #looking: Promise<void> | undefined;
 
   constructor(options: AuthorityWatchOptions, tables: SharedTables) {
@@ -35,7 +37,7 @@ export class AuthorityWatch {
     return this.#elsewhere;
   }
 
-  /** One line per live proxy agreeing in another region. A region down now is looked at no further. */
+  /** One line per live proxy agreeing in another region; a region down now counts as what it last said. */
   async look(): Promise<string[]> {
     const { runner, regions, store, node, authority } = this.#options;
     const others = regions.filter((region) => region !== authority);
@@ -46,9 +48,14 @@ export class AuthorityWatch {
           if (present.rows[0]?.["present"] !== "t") return [];
           const live = this.#tables.livePeersSql(node, 1.5 * store.leaseMs);
           const rows = (await runner.runWithin(region, live, store.leaseMs)).rows;
-          return rows.map((row) => `${row["node"]} (homed in ${row["home"]}) agrees in region ${region}`);
+          const lines = rows.map(
+            (row) => `${row["node"]} (homed in ${row["home"]}) agrees in region ${region}`,
+          );
+          this.#byRegion.set(region, lines);
+          return lines;
         } catch {
-          return []; // Its proxies cannot agree there while it is down either.
+          // Unreachable from here is not proof that nobody agrees there.
+          return this.#byRegion.get(region) ?? [];
         }
       }),
     );

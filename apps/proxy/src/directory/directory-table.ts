@@ -28,6 +28,11 @@ export class DirectoryTable {
 )`;
   }
 
+  /** The entries of `keys` (read after a move's fate was settled by recovery). */
+  entriesSql(keys: readonly string[]): string {
+    return `SELECT key, region FROM ${this.name} WHERE key = ANY(${textArray(keys)})`;
+  }
+
   loadSql(): string {
     return `SELECT key, region FROM ${this.name}`;
   }

@@ -101,6 +101,11 @@ export class FollowedMoves {
     if (this.#withdrawals.size > 0) this.#withdrawing ??= this.#withdraw();
   }
 
+  /** This node's announcements still to withdraw: the proxy must not leave the peers with them. */
+  get pending(): number {
+    return this.#withdrawals.size;
+  }
+
   /** Lets every key go (the proxy stops). */
   async close(): Promise<void> {
     await this.#withdrawing;
@@ -139,10 +144,12 @@ export class FollowedMoves {
     try {
       if (!(await this.#options.settled())) return;
       await this.#options.ask(this.#options.tables.withdrawSql(ids));
+      // The holds end at the next visit, once it has applied the entries those moves committed
+      // (recovery may have committed one just now, after this proxy's directory was read).
       for (const id of ids) {
         this.#withdrawals.delete(id);
-        this.#followed.get(id)?.hold.release();
-        this.#followed.delete(id);
+        const followed = this.#followed.get(id);
+        if (followed !== undefined) followed.own = false;
       }
     } catch (error) {
       this.#options.log.warn(

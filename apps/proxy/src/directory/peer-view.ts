@@ -15,6 +15,11 @@ export interface Peer {
   readonly startedAt: string;
   /** Moves it announced that are not withdrawn. */
   readonly moves: number;
+  /**
+   * Where its statements' commit decisions are: `table:<log_table>` (in its home region) or
+   * `file`; null from a proxy of an earlier version. A takeover reads only a table log it names.
+   */
+  readonly decisionLog?: string | null;
 }
 
 /** A move announced by some proxy, as a visit read it. */
@@ -48,8 +53,8 @@ export function readAnnouncements(json: string | null | undefined): Announcement
 export function readPeers(json: string | null | undefined, moves: readonly Announcement[]): Peer[] {
   const counts = new Map<string, number>();
   for (const move of moves) counts.set(move.mover, (counts.get(move.mover) ?? 0) + 1);
-  return (JSON.parse(json ?? "[]") as [string, string, number, number, number, string][]).map(
-    ([node, home, heartbeatAgeMs, sessions, pid, startedAt]) => ({
+  return (JSON.parse(json ?? "[]") as [string, string, number, number, number, string, string | null][]).map(
+    ([node, home, heartbeatAgeMs, sessions, pid, startedAt, decisionLog]) => ({
       node,
       home,
       heartbeatAgeMs: Number(heartbeatAgeMs),
@@ -57,6 +62,7 @@ export function readPeers(json: string | null | undefined, moves: readonly Annou
       pid: Number(pid),
       startedAt,
       moves: counts.get(node) ?? 0,
+      decisionLog: decisionLog ?? null,
     }),
   );
 }

@@ -26,6 +26,8 @@ export interface SharedDirectoryOptions {
   readonly holds: HoldRegistry;
   /** Client sessions open now (reported in the heartbeat). */
   readonly sessions: () => number;
+  /** Where this proxy's statement decisions are, as its heartbeat tells the peers (`Peer.decisionLog`). */
+  readonly decisionLog: string;
   /** A connection of its own to the authority, for the wake-up listener (none: polls only). */
   readonly listen?: (applicationName: string) => Promise<BackendConnection>;
   /** True once a recovery pass begun after the call found every move this node prepared settled. */
@@ -60,6 +62,8 @@ export class SharedDirectory {
   /** A wake-up came during a visit: another follows it at once (its snapshot may predate the news). */
   #visitAgain = false;
   #visits = 0;
+  /** Keys the last visit left as they were: the next reads them whatever its snapshot. */
+  #reread = new Set<string>();
   /** The last applied visit's snapshot: the next visit reads the rows it did not see. */
   #fromSnapshot: string | null = null;
   /** performance.now() when the last visit that got through was sent. */
@@ -244,7 +248,13 @@ export class SharedDirectory {
     await this.#visiting?.catch(() => undefined);
     await this.#watch.idle();
     await this.#followed.close();
-    await this.ask(this.tables.leaveSql(this.node)).catch(() => undefined);
+    // Moves still to withdraw: its row stays, so that a peer takes it over once its claim is free.
+    if (this.#followed.pending > 0)
+      this.#options.log.warn(
+        { moves: this.#followed.pending },
+        "stopping with announced moves not yet withdrawn: a peer withdraws them once it has settled them",
+      );
+    else await this.ask(this.tables.leaveSql(this.node)).catch(() => undefined);
   }
 
   /** One visit at a time: a slow authority delays the next, it never piles them up. */
@@ -286,9 +296,10 @@ export class SharedDirectory {
           pid: process.pid,
           sessions: this.#options.sessions(),
           startedAt: this.#startedAt,
+          decisionLog: this.#options.decisionLog,
         }),
       );
-      let read = (await this.ask(this.tables.visitSql(this.#fromSnapshot))).rows[0] ?? {};
+      let read = (await this.ask(this.tables.visitSql(this.#fromSnapshot, [...this.#reread]))).rows[0] ?? {};
       // An authority whose snapshot went back (restored, or failed over to a server behind) may
       // hold rows under ids the last snapshot saw: the whole directory is read again.
       if (this.#wentBack(read["snapshot"])) read = (await this.ask(this.tables.visitSql(null))).rows[0] ?? {};
@@ -337,18 +348,19 @@ export class SharedDirectory {
 
   async #apply(read: Record<string, string | null>, sentAt: number): Promise<void> {
     const directory = this.#options.directory;
-    let skipped = false;
+    const skipped = new Set<string>();
     for (const [key, region] of JSON.parse(read["entries"] ?? "[]") as [string, string][]) {
       if ((this.#assignedAt.get(key) ?? -Infinity) > sentAt) {
-        skipped = true;
+        skipped.add(key);
         continue;
       }
       if (directory.lookup(key) !== region) directory.assign(key, region);
     }
     for (const [key, at] of this.#assignedAt) if (at <= sentAt) this.#assignedAt.delete(key);
-    // A skipped key is read again from the same snapshot: the next visit's is newer than the local
-    // change, so what it finds for the key (that change, or a later one) is applied.
-    if (!skipped) this.#fromSnapshot = read["snapshot"] ?? this.#fromSnapshot;
+    // A skipped key is read again by the next visit, whatever its snapshot: that one is newer than
+    // the local change, so what it finds for the key (that change, or a later one) is applied.
+    this.#reread = skipped;
+    this.#fromSnapshot = read["snapshot"] ?? this.#fromSnapshot;
     const moves = readAnnouncements(read["moves"]);
     this.#announcements = moves;
     this.#peers = readPeers(read["peers"], moves);

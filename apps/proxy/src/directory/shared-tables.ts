@@ -61,8 +61,18 @@ $geoproxy$`,
   pid integer NOT NULL,
   sessions integer NOT NULL DEFAULT 0,
   started_at timestamptz NOT NULL,
+  decision_log text,
   heartbeat_at timestamptz NOT NULL DEFAULT now()
 )`,
+      // Peers tables of an earlier version lack it; small, so the lock is brief.
+      `DO $geoproxy$
+BEGIN
+  SET LOCAL lock_timeout = '2000ms';
+  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = ${literal(this.peers)}::regclass AND attname = 'decision_log' AND NOT attisdropped) THEN
+    ALTER TABLE ${this.peers} ADD COLUMN IF NOT EXISTS decision_log text;
+  END IF;
+END
+$geoproxy$`,
       `CREATE TABLE IF NOT EXISTS ${this.moves} (
   id bigserial PRIMARY KEY,
   mover text NOT NULL,
@@ -84,27 +94,37 @@ $geoproxy$`,
   }
 
   /** One proxy's heartbeat: committed on its own, before the visit reads anything. */
-  heartbeatSql(beat: { node: string; home: string; pid: number; sessions: number; startedAt: Date }): string {
-    return `INSERT INTO ${this.peers} (node, home, pid, sessions, started_at, heartbeat_at) VALUES (${literal(beat.node)}, ${literal(beat.home)}, ${beat.pid}, ${beat.sessions}, ${literal(beat.startedAt.toISOString())}, now()) ON CONFLICT (node) DO UPDATE SET home = EXCLUDED.home, pid = EXCLUDED.pid, sessions = EXCLUDED.sessions, started_at = EXCLUDED.started_at, heartbeat_at = now()`;
+  heartbeatSql(beat: {
+    node: string;
+    home: string;
+    pid: number;
+    sessions: number;
+    startedAt: Date;
+    decisionLog: string;
+  }): string {
+    return `INSERT INTO ${this.peers} (node, home, pid, sessions, started_at, decision_log, heartbeat_at) VALUES (${literal(beat.node)}, ${literal(beat.home)}, ${beat.pid}, ${beat.sessions}, ${literal(beat.startedAt.toISOString())}, ${literal(beat.decisionLog)}, now()) ON CONFLICT (node) DO UPDATE SET home = EXCLUDED.home, pid = EXCLUDED.pid, sessions = EXCLUDED.sessions, started_at = EXCLUDED.started_at, decision_log = EXCLUDED.decision_log, heartbeat_at = now()`;
   }
 
   /**
    * What a visit reads, in one snapshot: that snapshot (where the next visit starts), the
-   * directory rows written since snapshot `from` (every row with a written_xid when null): those
+   * directory rows written since snapshot `from` (every row with a written_xid when null), and
+   * those of the keys `also`: those
    * of transactions it did not see, finished or not, so a transaction left open in the authority
    * does not make every later visit read again what the ones before it read; the peers with their
    * heartbeat's age by the authority's clock; and the moves announced, with who confirmed each.
    */
-  visitSql(from: string | null): string {
+  visitSql(from: string | null, also: readonly string[] = []): string {
     const snapshot = from === null ? "" : `${literal(from)}::pg_catalog.pg_snapshot`;
-    const changed =
+    const since =
       from === null
         ? "written_xid IS NOT NULL"
-        : `written_xid >= pg_catalog.pg_snapshot_xmin(${snapshot}) AND NOT pg_catalog.pg_visible_in_snapshot(written_xid, ${snapshot})`;
+        : `(written_xid >= pg_catalog.pg_snapshot_xmin(${snapshot}) AND NOT pg_catalog.pg_visible_in_snapshot(written_xid, ${snapshot}))`;
+    // `also`: keys the last visit left as they were (this proxy had changed them since it was sent).
+    const changed = also.length === 0 ? since : `(${since} OR key = ANY(${textArray(also)}))`;
     const age = (column: string): string => `(extract(epoch FROM now() - ${column}) * 1000)::bigint`;
     return `SELECT pg_catalog.pg_current_snapshot()::text AS snapshot,
   (SELECT coalesce(json_agg(json_build_array(key, region)), '[]') FROM ${this.directory} WHERE ${changed})::text AS entries,
-  (SELECT coalesce(json_agg(json_build_array(node, home, ${age("heartbeat_at")}, sessions, pid, started_at) ORDER BY node), '[]') FROM ${this.peers})::text AS peers,
+  (SELECT coalesce(json_agg(json_build_array(node, home, ${age("heartbeat_at")}, sessions, pid, started_at, decision_log) ORDER BY node), '[]') FROM ${this.peers})::text AS peers,
   (SELECT coalesce(json_agg(json_build_array(m.id::text, m.mover, m.keys, m.target, ${age("m.announced_at")}, (SELECT coalesce(json_agg(c.node), '[]') FROM ${this.confirms} c WHERE c.move_id = m.id)) ORDER BY m.id), '[]') FROM ${this.moves} m)::text AS moves`;
   }
 
@@ -128,8 +148,8 @@ $geoproxy$`,
    * inserted in the moving table in the same statement: while another announcement of one of
    * them stands (or commits at the same time) the insert fails with 23505 and nothing is announced.
    */
-  announceSql(mover: string, keys: readonly string[], target: string): string {
-    return `WITH announced AS (INSERT INTO ${this.moves} (mover, keys, target) VALUES (${literal(mover)}, ${textArray(keys)}, ${literal(target)}) RETURNING id), taken AS (INSERT INTO ${this.moving} (key, move_id) SELECT k, announced.id FROM announced, unnest(${textArray(keys)}) AS k) SELECT id::text AS id, pg_catalog.pg_notify(${literal(this.channel)}, 'announced') FROM announced`;
+  announceSql(id: string, mover: string, keys: readonly string[], target: string): string {
+    return `WITH announced AS (INSERT INTO ${this.moves} (id, mover, keys, target) VALUES (${literal(id)}::bigint, ${literal(mover)}, ${textArray(keys)}, ${literal(target)}) RETURNING id), taken AS (INSERT INTO ${this.moving} (key, move_id) SELECT k, announced.id FROM announced, unnest(${textArray(keys)}) AS k) SELECT id::text AS id, pg_catalog.pg_notify(${literal(this.channel)}, 'announced') FROM announced`;
   }
 
   /** Who announced the moves that have any of these keys now. */

@@ -60,9 +60,13 @@ export interface TakeoverReport {
  */
 export class PeerTakeover {
   readonly #options: PeerTakeoverOptions;
-  /** Peers taken over with nothing left, by node: the start they were taken over in. */
-  readonly #done = new Map<string, string>();
+  /**
+   * Peers taken over with nothing left, by node: the start they were taken over in, and when. Looked
+   * at again after a while all the same: a PREPARE still running when the peer died ends later.
+   */
+  readonly #done = new Map<string, { readonly startedAt: string; readonly at: number }>();
   #sweeping: Promise<TakeoverReport[]> | undefined;
+  #timer: NodeJS.Timeout | undefined;
 
   constructor(options: PeerTakeoverOptions) {
     this.#options = options;
@@ -76,8 +80,15 @@ export class PeerTakeover {
     return this.#sweeping;
   }
 
-  /** Resolves once no sweep is under way (at close). */
-  async idle(): Promise<void> {
+  /** Sweeps every recovery interval from now on. */
+  start(): void {
+    this.#timer ??= setInterval(() => void this.sweep(), this.#options.config.txn.recoveryIntervalMs);
+    this.#timer.unref();
+  }
+
+  /** No more sweeps; resolves once the one under way has ended. */
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
     await this.#sweeping?.catch(() => undefined);
   }
 
@@ -86,12 +97,14 @@ export class PeerTakeover {
     const reports: TakeoverReport[] = [];
     for (const peer of peers()) {
       if (peer.node === node || peer.heartbeatAgeMs <= silentMs) continue;
-      if (this.#done.get(peer.node) === peer.startedAt) continue;
+      const done = this.#done.get(peer.node);
+      const again = 10 * this.#options.config.txn.recoveryIntervalMs;
+      if (done !== undefined && done.startedAt === peer.startedAt && Date.now() - done.at < again) continue;
       try {
         const report = await this.#takeOver(peer);
         if (report === null) continue;
         reports.push(report);
-        if (report.complete) this.#done.set(peer.node, peer.startedAt);
+        if (report.complete) this.#done.set(peer.node, { startedAt: peer.startedAt, at: Date.now() });
         if (report.committed + report.rolledBack + report.withdrawn > 0 || !report.complete)
           log.info(report, "finished what a silent proxy left prepared");
       } catch (error) {
@@ -140,13 +153,18 @@ export class PeerTakeover {
         held: (region) => claim.held(region),
         refusal: (list) => claim.refusal(list),
       };
-      const home = topology.region(peer.home) === undefined ? topology.home.id : peer.home;
+      // Its logs are in its own home region: a home this topology does not know cannot be read.
+      if (topology.region(peer.home) === undefined) return null;
+      const home = peer.home;
       const logs: [string, string][] = [[movePrefixFor(peer.node), MOVE_DECISIONS]];
-      if (config.txn.decisionLog === "table") logs.push([prefixFor(peer.node), config.txn.logTable]);
+      // Only a table log the peer itself named: read elsewhere (or with no log at all), its
+      // decided transactions would look undecided and be rolled back where they had committed.
+      const named = peer.decisionLog?.startsWith("table:") === true ? peer.decisionLog.slice(6) : undefined;
+      if (named !== undefined) logs.push([prefixFor(peer.node), named]);
       else
         log.debug(
-          { peer: peer.node },
-          'decision_log = "file": a silent peer\'s statements are finished only when it restarts',
+          { peer: peer.node, decisionLog: peer.decisionLog ?? null },
+          "a silent peer's statements are finished only when it restarts: its decision log is not a table it named",
         );
       let committed = 0;
       let rolledBack = 0;

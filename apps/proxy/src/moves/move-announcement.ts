@@ -1,3 +1,4 @@
+import { randomInt } from "node:crypto";
 import type { RegionId } from "@geo/core";
 import { PgError } from "@geo/proto";
 import type { SharedDirectory } from "../directory/shared-directory.js";
@@ -31,14 +32,16 @@ export class MoveAnnouncer {
     const refused = this.shared.refusal();
     if (refused !== null) return refused;
     const { tables, node, authority, config } = this.shared;
-    let id: string;
+    // Chosen here, not by the table's sequence: an announcement whose answer is lost can still be
+    // withdrawn by its id (it may have committed).
+    const id = String(randomInt(1, 2 ** 47));
     try {
-      const rows = (await this.shared.ask(tables.announceSql(node, keys, to))).rows;
-      id = rows[0]?.["id"] ?? "";
-      if (id === "") return authorityUnreachable(authority, "the announcement of a move returned no id");
+      await this.shared.ask(tables.announceSql(id, node, keys, to));
     } catch (error) {
       // 23505: another announcement of one of the keys stands (this proxy's or a peer's).
       if (error instanceof PgError && error.code === "23505") return this.#heldBy(keys);
+      // Nothing was done under it: withdrawn now, or held here and withdrawn at a later visit.
+      await this.shared.ask(tables.withdrawSql([id])).catch(() => this.shared.withdrawLater(id, keys));
       return authorityUnreachable(authority, messageOf(error));
     }
     const announced: AnnouncedMove = {

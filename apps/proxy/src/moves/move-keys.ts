@@ -8,7 +8,7 @@ import { query, type RegionRunner } from "../directory/region-runner.js";
 import type { SharedTables } from "../directory/shared-tables.js";
 import { ident, inList, literal, qualified } from "../directory/sql-text.js";
 import type { Logger } from "../log.js";
-import type { HoldRegistry } from "./hold-registry.js";
+import type { Hold, HoldRegistry } from "./hold-registry.js";
 import type { MoveAnnouncer } from "./move-announcement.js";
 import {
   countMismatch,
@@ -49,6 +49,10 @@ export interface MoveProgress {
 
 export interface MoveSettings {
   readonly lockTimeoutMs: number;
+  /** Between recovery passes while a move left in doubt is waited out. */
+  readonly recoveryIntervalMs: number;
+  /** True once a recovery pass begun after the call found every move this node prepared settled. */
+  readonly settled: () => Promise<boolean>;
 }
 
 /** A shared directory's part in a move: the announcement to the peers, the authority's entry. */
@@ -109,6 +113,7 @@ export class KeyMover {
     const running: RunningMove = { keys, to, startedAt: new Date() };
     this.#running.add(running);
     const hold = this.holds.hold(keys);
+    let inDoubt = false;
     try {
       if (!(await this.holds.drained(hold, this.settings.lockTimeoutMs)))
         return moveLockTimeout("statements on the key were still running", this.settings.lockTimeoutMs);
@@ -123,12 +128,47 @@ export class KeyMover {
         moved instanceof PgError ? !progress.committing : moved.every((row) => row.state === "moved");
       await announced?.withdraw(settled);
       if (!(moved instanceof PgError)) this.#count(moved);
+      // Refused once its commit had begun, the move may still commit through recovery: its keys
+      // stay held, and unmovable, until recovery settles it and the directory says where they went.
+      inDoubt = moved instanceof PgError && progress.committing;
+      if (inDoubt) void this.#releaseWhenSettled(keys, to, hold, running);
       return moved;
     } finally {
-      hold.release();
-      this.#running.delete(running);
-      for (const key of keys) this.#moving.delete(key);
+      if (!inDoubt) this.#release(keys, hold, running);
     }
+  }
+
+  #release(keys: readonly string[], hold: Hold, running: RunningMove): void {
+    hold.release();
+    this.#running.delete(running);
+    for (const key of keys) this.#moving.delete(key);
+  }
+
+  /** Waits for recovery to settle a move left in doubt, points the keys where it left them, lets them go. */
+  async #releaseWhenSettled(
+    keys: readonly string[],
+    to: RegionId,
+    hold: Hold,
+    running: RunningMove,
+  ): Promise<void> {
+    try {
+      while (!(await this.settings.settled().catch(() => false)))
+        await new Promise((resolve) => setTimeout(resolve, this.settings.recoveryIntervalMs));
+      // Settled, every region's entry for the keys is the same: the destination's is read.
+      const entries = await this.runner.run(to, this.store.table.entriesSql(keys));
+      for (const row of entries.rows)
+        if (row["key"] != null && row["region"] != null)
+          this.store.directory.assign(row["key"], row["region"]);
+      this.#shared?.assigned(keys);
+      this.log.info({ keys: keys.length, to }, "a move left in doubt is settled: its keys are routed again");
+    } catch (error) {
+      this.log.error(
+        { err: error, keys: keys.length },
+        "could not read where a settled move left its keys; they stay held",
+      );
+      return;
+    }
+    this.#release(keys, hold, running);
   }
 
   /** Moves running now and what the finished ones moved. */

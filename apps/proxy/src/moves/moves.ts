@@ -79,7 +79,6 @@ export class Moves {
   shared: SharedDirectory | undefined;
   /** With `shared = true`: finishes what silent peers left prepared, every recovery interval. */
   takeover: PeerTakeover | undefined;
-  private takeoverTimer: NodeJS.Timeout | undefined;
 
   private constructor(
     readonly store: DirectoryStore,
@@ -92,7 +91,11 @@ export class Moves {
       runner,
       this.holds,
       async () => (await this.twoPhase()).coordinator,
-      { lockTimeoutMs: storeConfig.lockTimeoutMs },
+      {
+        lockTimeoutMs: storeConfig.lockTimeoutMs,
+        recoveryIntervalMs: options.config.txn.recoveryIntervalMs,
+        settled: () => this.settled(),
+      },
       options.log,
     );
   }
@@ -103,10 +106,11 @@ export class Moves {
     if (storeConfig === undefined) return undefined;
     const runner = new RegionRunner(options.topology, options.pools);
     const store = new DirectoryStore(options.directory, storeConfig, options.topology, runner, options.log);
-    await store.open(options.regions);
     const moves = new Moves(store, runner, options, storeConfig);
-    // Moves a previous run left prepared are finished (or rolled back) before any new one.
+    // Moves a previous run left prepared are finished (or rolled back) before any new one, and
+    // before the directory is loaded: a move committed now is then read as it left the keys.
     await moves.twoPhase();
+    await store.open(options.regions);
     if (storeConfig.shared) await moves.share();
     return moves;
   }
@@ -126,11 +130,11 @@ export class Moves {
       holds: this.holds,
       sessions: this.options.sessions ?? (() => 0),
       listen: (name) => this.options.pools.connectClaim(authority, name),
-      settled: async () => {
-        // Settled: every region scanned, and no prepared move of this node left undecided.
-        const report = await (await this.twoPhase()).recovery.runFresh();
-        return report.failures.length === 0 && report.waiting.length === 0;
-      },
+      decisionLog:
+        this.options.config.txn.decisionLog === "table"
+          ? `table:${this.options.config.txn.logTable}`
+          : "file",
+      settled: () => this.settled(),
       log,
     });
     this.mover.share({
@@ -153,8 +157,13 @@ export class Moves {
       withdrawMovesOf: async (node) => (await shared.ask(shared.tables.withdrawAllOfSql(node))).rows.length,
     });
     this.takeover = takeover;
-    this.takeoverTimer = setInterval(() => void takeover.sweep(), this.options.config.txn.recoveryIntervalMs);
-    this.takeoverTimer.unref();
+    takeover.start();
+  }
+
+  /** Settled: a recovery pass begun now scanned every region and left no prepared move of this node undecided. */
+  private async settled(): Promise<boolean> {
+    const report = await (await this.twoPhase()).recovery.runFresh();
+    return report.failures.length === 0 && report.waiting.length === 0;
   }
 
   get directory(): DirectoryStore["directory"] {
@@ -181,8 +190,7 @@ export class Moves {
   }
 
   async close(): Promise<void> {
-    clearInterval(this.takeoverTimer);
-    await this.takeover?.idle();
+    await this.takeover?.stop();
     await this.shared?.close();
     const opened = await this.opened?.catch(() => null);
     if (opened == null) return;
