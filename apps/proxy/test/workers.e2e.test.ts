@@ -171,7 +171,8 @@ describe("geoproxy serve --workers 2", () => {
     const proxy = await launch("wk", ["--workers", "2"]);
     const port = await proxy.listening();
     expect(count(proxy.stdout, /"msg":"geoproxy listening"/)).toBe(1);
-    expect(count(proxy.stdout, /"msg":"worker listening"/)).toBe(2);
+    // Each process writes its own lines: a worker's may reach the pipe after the primary's.
+    await until(async () => count(proxy.stdout, /"msg":"worker listening"/) === 2, 2000);
     const rows = await bothHeld(port, "wk");
     expect(rows.map((peer) => peer.node).sort()).toEqual(["wk-w1", "wk-w2"]);
     expect(new Set(rows.map((peer) => peer.pid)).size).toBe(2);
@@ -328,6 +329,7 @@ describe("the admin port of each worker", () => {
   it("gives each worker a free port of its own with port = 0, each serving its own node", async () => {
     const proxy = await launch("wa", ["--workers", "2"], "", "", "\n[admin]\nport = 0\n");
     await proxy.listening();
+    await until(async () => adminPorts(proxy.stdout).size === 2, 2000);
     const ports = adminPorts(proxy.stdout);
     expect([...ports.keys()].sort()).toEqual(["wa-w1", "wa-w2"]);
     expect(ports.get("wa-w1")).not.toBe(ports.get("wa-w2"));
