@@ -42,10 +42,10 @@ const EX_SOFTWARE = 70;
 
 /**
  * The primary of `geoproxy serve --workers N`: forks N workers onto the one port (node:cluster
- * hands each new connection to the next worker), logs `geoproxy listening` once all listen,
- * passes cancel requests between them, restarts one that dies after a backoff, and on SIGTERM or
- * SIGINT orders every worker to stop gracefully and exits once they have. A worker failing at
- * start stops the proxy with that worker's exit status.
+ * hands each new connection to the next worker), the first alone and the others once it listens;
+ * logs `geoproxy listening` once all listen, passes cancel requests between them, restarts one
+ * that dies after a backoff, and on SIGTERM or SIGINT orders every worker to stop gracefully and
+ * exits once they have. A worker failing at start stops the proxy with that worker's exit status.
  */
 export class WorkerPrimary {
   private readonly slots: Slot[];
@@ -69,7 +69,9 @@ export class WorkerPrimary {
   start(): void {
     process.on("SIGTERM", (signal) => this.signal(signal));
     process.on("SIGINT", (signal) => this.signal(signal));
-    for (const slot of this.slots) this.fork(slot);
+    // The first worker alone first: a first start creates what is missing (the shared directory's
+    // tables, a table decision log), and two creating the same table at once can both fail.
+    this.fork(this.slots[0]!);
   }
 
   /** The workers' process ids now, by index (0 for one between lives). */
@@ -94,6 +96,7 @@ export class WorkerPrimary {
       case "geoproxy:listening":
         slot.listening = true;
         slot.failedStarts = 0;
+        if (!this.up && slot.index === 1) for (const other of this.slots.slice(1)) this.fork(other);
         if (this.up) {
           this.options.log.info(
             { worker: slot.index, node: slot.node, pid: slot.worker?.process.pid },
