@@ -60,6 +60,15 @@ describe("a directory shared by two proxies", () => {
     await until(async () => (await peers(client)).length === 1, 5000);
   });
 
+  it("starts three proxies at the same moment over a store none of them created yet", async () => {
+    const started = await Promise.all(
+      (["eu-west", "us-east", "ap-south"] as const).map((home, i) => launch(`together-${i}`, home)),
+    );
+    const ports = await Promise.all(started.map((child) => child.listening()));
+    const client = await connect(ports[0]!);
+    await until(async () => (await peers(client)).length === 3, 5000);
+  });
+
   it("places a new key written through both proxies at once in one region, whichever home each has", async () => {
     const a = await launch("eu-proxy", "eu-west");
     const b = await launch("us-proxy", "us-east");

@@ -134,12 +134,7 @@ export class DirectoryStore {
   }
 
   private async prepareRegion(region: RegionId): Promise<void> {
-    try {
-      await this.runner.run(region, this.table.createSql());
-    } catch (error) {
-      // A concurrent CREATE TABLE IF NOT EXISTS can fail on the catalog's unique index.
-      if (!(error instanceof PgError && (error.code === "23505" || error.code === "42P07"))) throw error;
-    }
+    await createRacing(() => this.runner.run(region, this.table.createSql()));
     if (this.config.guard) {
       const statements: string[] = [];
       for (const geo of this.geoTables) {
@@ -216,4 +211,19 @@ export function geoTablesOf(topology: Topology): GeoTable[] {
     if (policy.placement === "geo_partitioned") tables.push({ table: policy.table, key: policy.key });
   }
   return tables;
+}
+
+/**
+ * Runs idempotent CREATE ... IF NOT EXISTS statements that another process may run at the same
+ * moment: the loser fails on the catalog (23505, 42P07, or 42710 for the table's row type), and
+ * runs them again once, when the winner's objects are there and every statement of the string runs.
+ */
+export async function createRacing(create: () => Promise<unknown>): Promise<void> {
+  try {
+    await create();
+  } catch (error) {
+    if (!(error instanceof PgError && ["23505", "42P07", "42710"].includes(error.code))) throw error;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await create();
+  }
 }

@@ -5,6 +5,7 @@ import type { Logger } from "../log.js";
 import type { HoldRegistry } from "../moves/hold-registry.js";
 import type { Fact } from "../observability/alert-book.js";
 import { AuthorityWatch } from "./authority-watch.js";
+import { createRacing } from "./directory-store.js";
 import { FollowedMoves } from "./followed-moves.js";
 import { type Announcement, type Peer, readAnnouncements, readPeers } from "./peer-view.js";
 import type { RegionRunner, SqlRows } from "./region-runner.js";
@@ -335,12 +336,8 @@ export class SharedDirectory {
   }
 
   async #create(): Promise<void> {
-    try {
-      await this.ask(this.tables.createSql());
-    } catch (error) {
-      // Proxies starting together race on CREATE ... IF NOT EXISTS; the loser's error is the winner's table.
-      if (!(error instanceof PgError && (error.code === "23505" || error.code === "42P07"))) throw error;
-    }
+    // Proxies starting together race on CREATE ... IF NOT EXISTS.
+    await createRacing(() => this.ask(this.tables.createSql()));
     const own = await this.ask(this.tables.ownMovesSql(this.node));
     for (const row of own.rows) if (row["id"] != null) this.#followed.withdrawLater(row["id"]);
     this.#created = true;
