@@ -147,6 +147,7 @@ const lines: string[] = [];
       tables.heartbeatSql({
         node: "bench",
         home: "eu-west",
+        authority: "eu-west",
         pid: process.pid,
         sessions: 0,
         startedAt: new Date(),

@@ -82,6 +82,7 @@ function sharedDirectory(
     home: "eu-west",
     authority: "eu-west",
     regions: ["eu-west", "us-east"],
+    everyRegion: ["eu-west", "us-east"],
     runner: authority.runner(),
     directory,
     holds,

@@ -481,17 +481,17 @@ describe("the authority's tables", () => {
       await idle.query("BEGIN; SELECT pg_current_xact_id()");
       await authority.query(tables.claimSql(["early"], "us-east"));
       const full = (await authority.query(tables.visitSql(null))).rows[0];
-      expect(JSON.parse(full.entries)).toContainEqual(["early", "us-east"]);
+      expect(JSON.parse(full.entries)).toContainEqual(["early", "us-east", 0]);
       const quiet = (await authority.query(tables.visitSql(full.snapshot))).rows[0];
       expect(JSON.parse(quiet.entries)).toEqual([]);
       await authority.query(tables.claimSql(["later"], "ap-south"));
       const next = (await authority.query(tables.visitSql(quiet.snapshot))).rows[0];
-      expect(JSON.parse(next.entries)).toEqual([["later", "ap-south"]]);
+      expect(JSON.parse(next.entries)).toEqual([["later", "ap-south", 0]]);
       // The open transaction's own write, committed after the snapshots that did not see it, is read.
       await idle.query(tables.claimSql(["slow"], "eu-west"));
       await idle.query("COMMIT");
       const last = (await authority.query(tables.visitSql(next.snapshot))).rows[0];
-      expect(JSON.parse(last.entries)).toEqual([["slow", "eu-west"]]);
+      expect(JSON.parse(last.entries)).toEqual([["slow", "eu-west", 0]]);
     } finally {
       await idle.end();
     }

@@ -252,10 +252,13 @@ region = "eu-central"
       parseConfig(`${store}shared = true\nauthority = "us-east"\npoll_ms = 200\nlease_ms = 600\n`)
         .directoryStore,
     ).toMatchObject({ shared: true, authority: "us-east", pollMs: 200, leaseMs: 600 });
-    const majority = configError(`${store}shared = true\nauthority = "majority"\n`);
-    expect(majority).toMatchObject({ code: "not_available", path: "directory_store.authority" });
-    expect(majority.choices).toEqual(expect.arrayContaining(["home", "us-east", "eu-west"]));
-    expect(majority.choices).not.toContain("majority");
+    expect(
+      parseConfig(`${store}shared = true\nauthority = "majority"\npoll_ms = 100\nlease_ms = 300\n`)
+        .directoryStore,
+    ).toMatchObject({ shared: true, authority: "majority", pollMs: 100, leaseMs: 300 });
+    const nowhere = configError(`${store}shared = true\nauthority = "mars"\n`);
+    expect(nowhere).toMatchObject({ code: "invalid_value", path: "directory_store.authority" });
+    expect(nowhere.choices).toEqual(expect.arrayContaining(["home", "majority", "us-east", "eu-west"]));
     const short = configError(`${store}shared = true\npoll_ms = 500\nlease_ms = 1000\n`);
     expect(short).toMatchObject({ code: "invalid_value", path: "directory_store.lease_ms" });
     expect(short.message).toContain("at least 3 times poll_ms");

@@ -2,7 +2,7 @@ import type { DirectoryStoreConfig } from "@geo/core";
 import type { Logger } from "../log.js";
 import type { Hold, HoldRegistry } from "../moves/hold-registry.js";
 import type { Announcement } from "./peer-view.js";
-import type { SqlRows } from "./region-runner.js";
+import type { Quorum } from "./quorum.js";
 import type { SharedTables } from "./shared-tables.js";
 
 export interface FollowedMovesOptions {
@@ -10,8 +10,8 @@ export interface FollowedMovesOptions {
   readonly store: DirectoryStoreConfig;
   readonly tables: SharedTables;
   readonly holds: HoldRegistry;
-  /** One statement in the authority, bounded by lease_ms. */
-  readonly ask: (sql: string) => Promise<SqlRows>;
+  /** Where the proxies agree: a confirmation or a withdrawal is taken there (each region bounded by lease_ms). */
+  readonly quorum: Quorum;
   /** True once a recovery pass begun after the call found every move this node prepared settled. */
   readonly settled: () => Promise<boolean>;
   readonly log: Logger;
@@ -126,7 +126,7 @@ export class FollowedMoves {
         return;
       }
       if (this.#followed.get(move.id) !== followed) return;
-      await this.#options.ask(tables.confirmSql(move.id, node));
+      await this.#options.quorum.run(tables.confirmSql(move.id, node));
       followed.confirmed = true;
     } catch (error) {
       log.warn({ move: move.id, err: error }, "could not confirm a move to the shared directory's authority");
@@ -143,7 +143,7 @@ export class FollowedMoves {
     const ids = [...this.#withdrawals];
     try {
       if (!(await this.#options.settled())) return;
-      await this.#options.ask(this.#options.tables.withdrawSql(ids));
+      await this.#options.quorum.run(this.#options.tables.withdrawSql(ids));
       // The holds end at the next visit, once it has applied the entries those moves committed
       // (recovery may have committed one just now, after this proxy's directory was read).
       for (const id of ids) {

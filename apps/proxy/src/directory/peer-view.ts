@@ -8,7 +8,10 @@
 export interface Peer {
   readonly node: string;
   readonly home: string;
-  /** The heartbeat's age by the authority's clock at the last visit, plus the time since. */
+  /**
+   * The heartbeat's age by the authority's clock at the last visit (the youngest any region
+   * answering it held, with a majority authority), plus the time since.
+   */
   readonly heartbeatAgeMs: number;
   readonly sessions: number;
   readonly pid: number;
@@ -20,6 +23,8 @@ export interface Peer {
    * `file`; null from a proxy of an earlier version. A takeover reads only a table log it names.
    */
   readonly decisionLog?: string | null;
+  /** Where it agrees: "majority" or a region id; null from a proxy of an earlier version. */
+  readonly authority?: string | null;
 }
 
 /** A move announced by some proxy, as a visit read it. */
@@ -53,16 +58,26 @@ export function readAnnouncements(json: string | null | undefined): Announcement
 export function readPeers(json: string | null | undefined, moves: readonly Announcement[]): Peer[] {
   const counts = new Map<string, number>();
   for (const move of moves) counts.set(move.mover, (counts.get(move.mover) ?? 0) + 1);
-  return (JSON.parse(json ?? "[]") as [string, string, number, number, number, string, string | null][]).map(
-    ([node, home, heartbeatAgeMs, sessions, pid, startedAt, decisionLog]) => ({
-      node,
-      home,
-      heartbeatAgeMs: Number(heartbeatAgeMs),
-      sessions: Number(sessions),
-      pid: Number(pid),
-      startedAt,
-      moves: counts.get(node) ?? 0,
-      decisionLog: decisionLog ?? null,
-    }),
-  );
+  return (
+    JSON.parse(json ?? "[]") as [
+      string,
+      string,
+      number,
+      number,
+      number,
+      string,
+      string | null,
+      string | null,
+    ][]
+  ).map(([node, home, heartbeatAgeMs, sessions, pid, startedAt, decisionLog, authority]) => ({
+    node,
+    home,
+    heartbeatAgeMs: Number(heartbeatAgeMs),
+    sessions: Number(sessions),
+    pid: Number(pid),
+    startedAt,
+    moves: counts.get(node) ?? 0,
+    decisionLog: decisionLog ?? null,
+    authority: authority ?? null,
+  }));
 }

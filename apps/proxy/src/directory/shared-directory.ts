@@ -7,19 +7,25 @@ import type { Fact } from "../observability/alert-book.js";
 import { AuthorityWatch } from "./authority-watch.js";
 import { createRacing } from "./directory-store.js";
 import { FollowedMoves } from "./followed-moves.js";
-import { type Announcement, type Peer, readAnnouncements, readPeers } from "./peer-view.js";
+import { PaxosClaims } from "./paxos-claims.js";
+import type { Announcement, Peer } from "./peer-view.js";
+import { Quorum } from "./quorum.js";
 import type { RegionRunner, SqlRows } from "./region-runner.js";
 import { authoritiesDisagree, authorityUnreachable, leaseLapsed } from "./shared-errors.js";
 import { SharedTables, snapshotXmin } from "./shared-tables.js";
+import { type Entry, mergeVisit, type RegionVisit } from "./visit-merge.js";
 import { WakeListener } from "./wake-listener.js";
 
 export interface SharedDirectoryOptions {
   readonly store: DirectoryStoreConfig;
   readonly node: string;
   readonly home: RegionId;
-  readonly authority: RegionId;
-  /** Every region: at start each other one is looked at for proxies agreeing there instead. */
+  /** The region the proxies agree in, or "majority": a majority of every region. */
+  readonly authority: RegionId | "majority";
+  /** The regions reachable at start: with one authority region, each other one is looked at for proxies agreeing there instead. */
   readonly regions: readonly RegionId[];
+  /** Every region of the topology: the acceptors of a majority authority. */
+  readonly everyRegion: readonly RegionId[];
   readonly runner: RegionRunner;
   /** The directory the router plans with: a visit applies what other proxies wrote. */
   readonly directory: MutableDirectory;
@@ -29,7 +35,7 @@ export interface SharedDirectoryOptions {
   readonly sessions: () => number;
   /** Where this proxy's statement decisions are, as its heartbeat tells the peers (`Peer.decisionLog`). */
   readonly decisionLog: string;
-  /** A connection of its own to the authority, for the wake-up listener (none: polls only). */
+  /** A connection of its own to the authority (the home region with a majority), for the wake-up listener (none: polls only). */
   readonly listen?: (applicationName: string) => Promise<BackendConnection>;
   /** True once a recovery pass begun after the call found every move this node prepared settled. */
   readonly settled: () => Promise<boolean>;
@@ -38,6 +44,9 @@ export interface SharedDirectoryOptions {
 
 /** Every this many visits the other regions are looked at for proxies agreeing there. */
 const AUTHORITY_CHECK_VISITS = 10;
+
+/** Entries written to a region that is behind, per statement. */
+const CATCH_UP_BATCH = 1000;
 
 /**
  * One proxy's part in a directory shared by several (`[directory_store] shared = true`, agreeing
@@ -50,7 +59,10 @@ const AUTHORITY_CHECK_VISITS = 10;
  */
 export class SharedDirectory {
   readonly tables: SharedTables;
+  /** Where every step of the protocol must be taken: the authority region, or a majority of all. */
+  readonly quorum: Quorum;
   readonly #options: SharedDirectoryOptions;
+  readonly #claims: PaxosClaims | undefined;
   readonly #startedAt = new Date();
   readonly #followed: FollowedMoves;
   /**
@@ -65,14 +77,24 @@ export class SharedDirectory {
   #visits = 0;
   /** Keys the last visit left as they were: the next reads them whatever its snapshot. */
   #reread = new Set<string>();
-  /** The last applied visit's snapshot: the next visit reads the rows it did not see. */
-  #fromSnapshot: string | null = null;
+  /** Per region, the last applied visit's snapshot there: the next visit reads the rows it did not see. */
+  readonly #fromSnapshot = new Map<RegionId, string>();
+  /** The regions whose answers the last visit applied: one missing from it is read whole when back. */
+  #answered = new Set<RegionId>();
+  /** With a majority: each key's newest entry any region gave, to tell a region that is behind. */
+  readonly #known = new Map<string, Entry>();
+  /** Moves some region listed at the last visit: each region is asked whether it saw them withdrawn. */
+  #listed: readonly string[] = [];
+  /** Peers whose heartbeat names another authority: routing on both would split the directory. */
+  #otherAuthorities: readonly string[] = [];
+  /** Writes to regions that were behind, running beside the visits. */
+  #catchingUp: Promise<void> | undefined;
   /** performance.now() when the last visit that got through was sent. */
   #grantedAt: number | undefined;
   #visitedAt = 0;
   #peers: readonly Peer[] = [];
   #announcements: readonly Announcement[] = [];
-  #created = false;
+  readonly #created = new Set<RegionId>();
   #timer: NodeJS.Timeout | undefined;
   #visiting: Promise<void> | undefined;
   #closed = false;
@@ -81,8 +103,16 @@ export class SharedDirectory {
   constructor(options: SharedDirectoryOptions) {
     this.#options = options;
     this.tables = new SharedTables(options.store.table);
-    this.#watch = new AuthorityWatch(options, this.tables);
-    this.#followed = new FollowedMoves({ ...options, tables: this.tables, ask: (sql) => this.ask(sql) });
+    const majority = options.authority === "majority";
+    this.quorum = new Quorum(
+      options.runner,
+      majority ? options.everyRegion : [options.authority],
+      majority,
+      options.store.leaseMs,
+    );
+    this.#claims = majority ? new PaxosClaims(this.quorum, this.tables, options.node) : undefined;
+    this.#watch = new AuthorityWatch({ ...options, authority: this.authority }, this.tables);
+    this.#followed = new FollowedMoves({ ...options, tables: this.tables, quorum: this.quorum });
     const listen = options.listen;
     this.#wake =
       listen === undefined
@@ -100,7 +130,8 @@ export class SharedDirectory {
     return this.#options.node;
   }
 
-  get authority(): RegionId {
+  /** The authority region's id, or "majority". */
+  get authority(): string {
     return this.#options.authority;
   }
 
@@ -114,7 +145,7 @@ export class SharedDirectory {
    * visit gets through.
    */
   async open(): Promise<void> {
-    const elsewhere = await this.#watch.look();
+    const elsewhere = this.quorum.majority ? [] : await this.#watch.look();
     if (elsewhere.length > 0)
       throw new Error(
         `other proxies of this directory store agree in another region than this one's authority, ${this.authority}: ${elsewhere.join("; ")}. Set the same [directory_store] authority (a region id) in every proxy`,
@@ -133,11 +164,18 @@ export class SharedDirectory {
 
   /** Null while the lease holds; else the 57P03 a statement on a geo-partitioned table gets. */
   refusal(): PgError | null {
-    const elsewhere = this.#watch.elsewhere;
-    if (elsewhere.length > 0) return authoritiesDisagree(this.authority, elsewhere);
+    const elsewhere = this.#disagreeing();
+    if (elsewhere.length > 0) return authoritiesDisagree(this.quorum.where, elsewhere);
     const age = this.leaseAgeMs();
     if (age !== undefined && age < this.#options.store.leaseMs) return null;
-    return leaseLapsed(this.authority, age, this.#options.store.leaseMs, this.#lastError);
+    return leaseLapsed(this.quorum.where, age, this.#options.store.leaseMs, this.#lastError);
+  }
+
+  /** Live proxies agreeing elsewhere: in another region's tables, or naming another authority. */
+  #disagreeing(): readonly string[] {
+    const watched = this.#watch.elsewhere;
+    if (this.#otherAuthorities.length === 0) return watched;
+    return [...watched, ...this.#otherAuthorities];
   }
 
   /** Milliseconds since the last visit that got through was sent; undefined before the first. */
@@ -151,12 +189,12 @@ export class SharedDirectory {
    */
   facts(): Fact[] {
     const facts: Fact[] = [];
-    const elsewhere = this.#watch.elsewhere;
+    const elsewhere = this.#disagreeing();
     if (elsewhere.length > 0)
       facts.push({
         name: "directory_split",
         subject: this.authority,
-        message: `this proxy agrees in region ${this.authority}, while ${elsewhere.join("; ")}: statements on geo-partitioned tables are refused (55000); set the same [directory_store] authority in every proxy`,
+        message: `this proxy agrees in ${this.quorum.where}, while ${elsewhere.join("; ")}: statements on geo-partitioned tables are refused (55000); set the same [directory_store] authority in every proxy`,
       });
     const age = this.leaseAgeMs();
     if (age === undefined || age >= this.#options.store.leaseMs)
@@ -165,8 +203,8 @@ export class SharedDirectory {
         subject: this.authority,
         message:
           age === undefined
-            ? `the shared directory's authority has not answered since this proxy started: statements on geo-partitioned tables are refused (57P03)`
-            : `the shared directory's authority last answered ${Math.round(age)} ms ago, past lease_ms: statements on geo-partitioned tables are refused (57P03)`,
+            ? `the shared directory's authority (${this.quorum.where}) has not answered since this proxy started: statements on geo-partitioned tables are refused (57P03)`
+            : `the shared directory's authority (${this.quorum.where}) last answered ${Math.round(age)} ms ago, past lease_ms: statements on geo-partitioned tables are refused (57P03)`,
       });
     const since = performance.now() - this.#visitedAt;
     for (const move of this.#announcements) {
@@ -186,29 +224,39 @@ export class SharedDirectory {
     return this.#peers.map((peer) => ({ ...peer, heartbeatAgeMs: peer.heartbeatAgeMs + since }));
   }
 
+  /** The regions the last visit heard from. */
+  reachable(): ReadonlySet<RegionId> {
+    return this.#answered;
+  }
+
   /** Moves announced by other proxies whose keys this one holds now. */
   following(): readonly Announcement[] {
     return this.#announcements.filter((move) => this.#followed.has(move.id));
   }
 
   /**
-   * Claims first writes' keys for `region` in the authority. Resolves with where each key is now:
-   * `region` for those this proxy claimed, another region for a key another proxy placed first.
+   * Claims first writes' keys for `region` where the proxies agree (with a majority, by Paxos).
+   * Resolves with where each key is now: `region` for those this proxy claimed, another region
+   * for a key another proxy placed first.
    */
   async claim(keys: readonly string[], region: RegionId): Promise<Map<string, RegionId> | PgError> {
     const refused = this.refusal();
     if (refused !== null) return refused;
     try {
-      await this.ask(this.tables.claimSql(keys, region));
-      const placed = await this.ask(this.tables.placedSql(keys));
-      const where = new Map<string, RegionId>();
-      for (const row of placed.rows)
-        if (row["key"] != null && row["region"] != null) where.set(row["key"], row["region"]);
+      let where: Map<string, RegionId>;
+      if (this.#claims !== undefined) where = await this.#claims.claim(keys, region);
+      else {
+        await this.ask(this.tables.claimSql(keys, region));
+        const placed = await this.ask(this.tables.placedSql(keys));
+        where = new Map();
+        for (const row of placed.rows)
+          if (row["key"] != null && row["region"] != null) where.set(row["key"], row["region"]);
+      }
       for (const key of keys) {
         const placedIn = where.get(key);
         if (placedIn === undefined)
           return authorityUnreachable(
-            this.authority,
+            this.quorum.where,
             "the claim of a new key was not found after it was written",
           );
         this.#options.directory.assign(key, placedIn);
@@ -216,16 +264,17 @@ export class SharedDirectory {
       this.assignedHere(keys);
       return where;
     } catch (error) {
-      return authorityUnreachable(this.authority, error instanceof Error ? error.message : String(error));
+      return authorityUnreachable(this.quorum.where, error instanceof Error ? error.message : String(error));
     }
   }
 
   /**
-   * One statement in the authority for a client's statement or a move: it fails after lease_ms
-   * rather than wait on a frozen authority (the statement itself finishes or fails on its own).
+   * One statement where the proxies agree, for a client's statement or a move: it fails after
+   * lease_ms rather than wait on a frozen authority. With a majority, the first answer of a step
+   * a majority took (`quorum` gives every answer, for steps whose answers differ by region).
    */
   ask(sql: string): Promise<SqlRows> {
-    return this.#options.runner.runWithin(this.authority, sql, this.#options.store.leaseMs);
+    return this.quorum.one(sql);
   }
 
   /** Keys this proxy has just pointed at a region, from an answer newer than any visit under way. */
@@ -255,7 +304,8 @@ export class SharedDirectory {
         { moves: this.#followed.pending },
         "stopping with announced moves not yet withdrawn: a peer withdraws them once it has settled them",
       );
-    else await this.ask(this.tables.leaveSql(this.node)).catch(() => undefined);
+    else await this.quorum.run(this.tables.leaveSql(this.node)).catch(() => undefined);
+    await this.#catchingUp;
   }
 
   /** One visit at a time: a slow authority delays the next, it never piles them up. */
@@ -289,22 +339,16 @@ export class SharedDirectory {
     const { log } = this.#options;
     const sentAt = performance.now();
     try {
-      if (!this.#created) await this.#create();
-      await this.ask(
-        this.tables.heartbeatSql({
-          node: this.node,
-          home: this.#options.home,
-          pid: process.pid,
-          sessions: this.#options.sessions(),
-          startedAt: this.#startedAt,
-          decisionLog: this.#options.decisionLog,
-        }),
-      );
-      let read = (await this.ask(this.tables.visitSql(this.#fromSnapshot, [...this.#reread]))).rows[0] ?? {};
-      // An authority whose snapshot went back (restored, or failed over to a server behind) may
-      // hold rows under ids the last snapshot saw: the whole directory is read again.
-      if (this.#wentBack(read["snapshot"])) read = (await this.ask(this.tables.visitSql(null))).rows[0] ?? {};
-      await this.#apply(read, sentAt);
+      // The heartbeat is taken where the proxies agree before anything is read there: a mover
+      // that did not see it has announced already, and this visit's reads find the announcement.
+      await this.quorum.each(async (region) => {
+        if (!this.#created.has(region)) await this.#create(region);
+        return this.quorum.in(region, this.tables.heartbeatSql(this.#beat()));
+      });
+      const reread = [...this.#reread];
+      const listed = this.#listed;
+      const visits = await this.quorum.each((region) => this.#read(region, reread, listed));
+      await this.#apply([...visits.values()], sentAt);
       const lapsed = this.#grantedAt !== undefined && sentAt - this.#grantedAt >= this.#options.store.leaseMs;
       this.#grantedAt = sentAt;
       this.#visitedAt = performance.now();
@@ -315,12 +359,10 @@ export class SharedDirectory {
           "the shared directory's authority answers again: routing resumes",
         );
       // Two proxies starting at the same moment at different authorities do not see each other at start.
-      if (++this.#visits % AUTHORITY_CHECK_VISITS === 0) this.#watch.lookSoon();
+      if (!this.quorum.majority && ++this.#visits % AUTHORITY_CHECK_VISITS === 0) this.#watch.lookSoon();
       // A recovery pass may take a region's step timeout: it runs beside the visits, never in one.
       this.#followed.withdrawSettled();
     } catch (error) {
-      // An authority restored without the shared tables (or that lost them in a crash) gets them again.
-      if (error instanceof PgError && error.code === "42P01") this.#created = false;
       if (this.#lastError === undefined)
         log.warn(
           { authority: this.authority, err: error },
@@ -330,37 +372,127 @@ export class SharedDirectory {
     }
   }
 
-  #wentBack(snapshot: string | null | undefined): boolean {
-    if (this.#fromSnapshot === null || snapshot == null) return false;
-    return snapshotXmin(snapshot) < snapshotXmin(this.#fromSnapshot);
+  #beat(): Parameters<SharedTables["heartbeatSql"]>[0] {
+    return {
+      node: this.node,
+      home: this.#options.home,
+      pid: process.pid,
+      sessions: this.#options.sessions(),
+      startedAt: this.#startedAt,
+      decisionLog: this.#options.decisionLog,
+      authority: this.authority,
+    };
   }
 
-  async #create(): Promise<void> {
+  /**
+   * One region's part of a visit. A region without a snapshot yet, or that the last visit did not
+   * hear from (it may have missed steps), is read whole; so is one whose snapshot went back
+   * (restored, or failed over to a server behind): it may hold rows under ids the last one saw.
+   */
+  async #read(region: RegionId, reread: readonly string[], listed: readonly string[]): Promise<RegionVisit> {
+    try {
+      const from = this.#answered.has(region) ? (this.#fromSnapshot.get(region) ?? null) : null;
+      let read = (await this.quorum.in(region, this.tables.visitSql(from, reread, listed))).rows[0] ?? {};
+      if (from !== null && this.#wentBack(from, read["snapshot"])) {
+        read = (await this.quorum.in(region, this.tables.visitSql(null, [], listed))).rows[0] ?? {};
+        return { region, full: true, read };
+      }
+      return { region, full: from === null, read };
+    } catch (error) {
+      // A region restored without the shared tables (or that lost them in a crash) gets them again.
+      if (error instanceof PgError && error.code === "42P01") this.#created.delete(region);
+      throw error;
+    }
+  }
+
+  #wentBack(from: string, snapshot: string | null | undefined): boolean {
+    return snapshot != null && snapshotXmin(snapshot) < snapshotXmin(from);
+  }
+
+  async #create(region: RegionId): Promise<void> {
     // Proxies starting together race on CREATE ... IF NOT EXISTS.
-    await createRacing(() => this.ask(this.tables.createSql()));
-    const own = await this.ask(this.tables.ownMovesSql(this.node));
+    await createRacing(() => this.quorum.in(region, this.tables.createSql()));
+    const own = await this.quorum.in(region, this.tables.ownMovesSql(this.node));
     for (const row of own.rows) if (row["id"] != null) this.#followed.withdrawLater(row["id"]);
-    this.#created = true;
+    this.#created.add(region);
   }
 
-  async #apply(read: Record<string, string | null>, sentAt: number): Promise<void> {
+  async #apply(visits: readonly RegionVisit[], sentAt: number): Promise<void> {
     const directory = this.#options.directory;
+    const majority = this.quorum.majority;
+    const merged = mergeVisit(visits, majority ? this.#known : new Map(), majority);
     const skipped = new Set<string>();
-    for (const [key, region] of JSON.parse(read["entries"] ?? "[]") as [string, string][]) {
+    for (const [key, entry] of merged.changed) {
       if ((this.#assignedAt.get(key) ?? -Infinity) > sentAt) {
         skipped.add(key);
         continue;
       }
-      if (directory.lookup(key) !== region) directory.assign(key, region);
+      if (directory.lookup(key) !== entry.region) directory.assign(key, entry.region);
     }
     for (const [key, at] of this.#assignedAt) if (at <= sentAt) this.#assignedAt.delete(key);
     // A skipped key is read again by the next visit, whatever its snapshot: that one is newer than
     // the local change, so what it finds for the key (that change, or a later one) is applied.
+    // Regions that did not answer this visit are read whole when they do.
     this.#reread = skipped;
-    this.#fromSnapshot = read["snapshot"] ?? this.#fromSnapshot;
-    const moves = readAnnouncements(read["moves"]);
-    this.#announcements = moves;
-    this.#peers = readPeers(read["peers"], moves);
-    await this.#followed.follow(moves);
+    const answered = new Set<RegionId>();
+    for (const visit of visits) {
+      answered.add(visit.region);
+      if (visit.read["snapshot"] != null) this.#fromSnapshot.set(visit.region, visit.read["snapshot"]);
+    }
+    this.#answered = answered;
+    this.#listed = merged.listed;
+    if (merged.disputed.length > 0)
+      this.#options.log.error(
+        { keys: merged.disputed.slice(0, 10), count: merged.disputed.length },
+        "regions give these keys different regions under one version: the newest read is kept",
+      );
+    if (merged.behind.size > 0 || merged.revived.size > 0) this.#catchUp(merged.behind, merged.revived);
+    this.#announcements = merged.moves;
+    this.#peers = merged.peers;
+    this.#otherAuthorities = merged.peers
+      .filter(
+        (peer) => peer.node !== this.node && peer.authority != null && peer.authority !== this.authority,
+      )
+      .filter((peer) => peer.heartbeatAgeMs < 1.5 * this.#options.store.leaseMs)
+      .map((peer) => `${peer.node} (homed in ${peer.home}) agrees in ${authorityWhere(peer.authority!)}`);
+    await this.#followed.follow(merged.moves);
   }
+
+  /**
+   * Writes to the regions a visit found behind what they missed while out of reach: the newest
+   * entries, and the withdrawals of moves they still list. Runs beside the visits, one at a time;
+   * what it leaves undone the next visit finds again.
+   */
+  #catchUp(
+    behind: ReadonlyMap<RegionId, [string, RegionId, number][]>,
+    revived: ReadonlyMap<RegionId, string[]>,
+  ): void {
+    if (this.#catchingUp !== undefined) return;
+    this.#catchingUp = (async () => {
+      for (const [region, ids] of revived)
+        await this.quorum.in(region, this.tables.withdrawSql(ids)).catch(() => undefined);
+      for (const [region, rows] of behind) {
+        for (let i = 0; i < rows.length; i += CATCH_UP_BATCH) {
+          const ok = await this.quorum
+            .in(region, this.tables.catchUpSql(rows.slice(i, i + CATCH_UP_BATCH)))
+            .then(
+              () => true,
+              () => false,
+            );
+          if (!ok) break;
+        }
+        this.#options.log.info(
+          { region, entries: rows.length },
+          "a region that was out of reach has the directory entries it missed",
+        );
+      }
+    })().finally(() => {
+      this.#catchingUp = undefined;
+    });
+  }
+}
+
+/** A peer's authority, as messages name it. */
+function authorityWhere(authority: string): string {
+  return authority === "majority" ? "a majority of regions" : `region ${authority}`;
 }

@@ -13,7 +13,8 @@ function show(keys: readonly string[]): string {
 
 /** The proxy's lease ran out: it routes geo-partitioned tables no more until the authority answers. */
 export function leaseLapsed(
-  authority: string,
+  /** "region eu-west", or "a majority of regions (...)" (Quorum.where). */
+  where: string,
   ageMs: number | undefined,
   leaseMs: number,
   cause: unknown,
@@ -25,26 +26,26 @@ export function leaseLapsed(
   const reason = cause instanceof Error ? `: ${cause.message}` : "";
   return new PgError({
     code: SqlState.cannot_connect_now,
-    message: `the shared directory's authority, region ${authority}, ${since}${reason}; statements on geo-partitioned tables are refused so that none is routed on a directory another proxy may have changed`,
-    hint: `Retry once region ${authority} answers (SHOW PEERS shows this proxy's lease); statements on other tables carry on.`,
+    message: `the shared directory's authority, ${where}, ${since}${reason}; statements on geo-partitioned tables are refused so that none is routed on a directory another proxy may have changed`,
+    hint: `Retry once ${where} answer${where.startsWith("region ") ? "s" : ""} (SHOW PEERS shows this proxy's lease); statements on other tables carry on.`,
   });
 }
 
-/** Live proxies of this directory store agree in another region: routing on either would split it. */
-export function authoritiesDisagree(authority: string, others: readonly string[]): PgError {
+/** Live proxies of this directory store agree elsewhere: routing on either would split it. */
+export function authoritiesDisagree(where: string, others: readonly string[]): PgError {
   return new PgError({
     code: SqlState.object_not_in_prerequisite_state,
-    message: `this proxy agrees in region ${authority}, while ${others.join("; ")}; statements on geo-partitioned tables are refused until the proxies agree in one region`,
-    hint: "Set the same [directory_store] authority (a region id) in every proxy and restart the ones that differ.",
+    message: `this proxy agrees in ${where}, while ${others.join("; ")}; statements on geo-partitioned tables are refused until the proxies agree in one place`,
+    hint: 'Set the same [directory_store] authority (a region id, or "majority") in every proxy and restart the ones that differ.',
   });
 }
 
 /** A first write's claim, a move's announcement or its confirmations could not reach the authority. */
-export function authorityUnreachable(authority: string, detail: string): PgError {
+export function authorityUnreachable(where: string, detail: string): PgError {
   return new PgError({
     code: SqlState.cannot_connect_now,
-    message: `the shared directory's authority, region ${authority}, could not be reached: ${detail}`,
-    hint: `Retry once region ${authority} answers (SHOW HEALTH tells); nothing was placed or moved.`,
+    message: `the shared directory's authority, ${where}, could not be reached: ${detail}`,
+    hint: `Retry once ${where} answer${where.startsWith("region ") ? "s" : ""} (SHOW HEALTH tells); nothing was placed or moved.`,
   });
 }
 

@@ -1,11 +1,13 @@
 import { ident, literal, qualified, textArray } from "./sql-text.js";
 
 /**
- * The tables a shared directory keeps in its authority region, beside the directory table: the
- * proxies' heartbeats, the moves announced to them and their confirmations. Every directory row
- * the authority writes carries the id of the transaction that wrote it (`written_xid`), so a proxy
- * reads only what changed since its last visit: rows of transactions that visit's snapshot did
- * not see, committed since or still running (read again next time).
+ * The tables a shared directory keeps where its proxies agree (the authority region, or every
+ * region with a majority authority), beside the directory table: the proxies' heartbeats, the
+ * moves announced to them, their confirmations, the moves withdrawn, and the claims' ballots.
+ * Every directory row written there carries the id of the transaction that wrote it
+ * (`written_xid`), so a proxy reads only what changed since its last visit: rows of transactions
+ * that visit's snapshot did not see, committed since or still running (read again next time);
+ * and a `version` every move raises, so that of two regions' rows for a key the newer wins.
  */
 export class SharedTables {
   readonly directory: string;
@@ -14,6 +16,13 @@ export class SharedTables {
   readonly confirms: string;
   /** One row per key a live announcement moves: a second announcement of a key fails to insert. */
   readonly moving: string;
+  /**
+   * Moves withdrawn, kept a week: a region that missed a withdrawal (down then) still lists the
+   * move, and this marker in the others says it is over.
+   */
+  readonly ended: string;
+  /** Each claimed key's ballots (single-decree Paxos, every region an acceptor): majority only. */
+  readonly ballots: string;
   /** The channel a move's announcement and withdrawal NOTIFY, so that peers visit at once. */
   readonly channel: string;
   private readonly versionIndex: string;
@@ -31,6 +40,8 @@ export class SharedTables {
     this.moves = sibling("_moves");
     this.confirms = sibling("_confirms");
     this.moving = sibling("_moving");
+    this.ended = sibling("_ended");
+    this.ballots = sibling("_paxos");
     this.channel = `${base}_wake`.slice(0, 63);
     this.versionIndex = ident(`${base}_written_xid`.slice(0, 63));
     this.indexName = (schema === undefined ? [] : [ident(schema)]).concat(this.versionIndex).join(".");
@@ -53,6 +64,9 @@ BEGIN
   IF pg_catalog.to_regclass(${literal(this.indexName)}) IS NULL THEN
     CREATE INDEX IF NOT EXISTS ${this.versionIndex} ON ${this.directory} (written_xid);
   END IF;
+  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = ${literal(this.directory)}::regclass AND attname = 'version' AND NOT attisdropped) THEN
+    ALTER TABLE ${this.directory} ADD COLUMN IF NOT EXISTS version bigint NOT NULL DEFAULT 0;
+  END IF;
 END
 $geoproxy$`,
       `CREATE TABLE IF NOT EXISTS ${this.peers} (
@@ -70,6 +84,9 @@ BEGIN
   SET LOCAL lock_timeout = '2000ms';
   IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = ${literal(this.peers)}::regclass AND attname = 'decision_log' AND NOT attisdropped) THEN
     ALTER TABLE ${this.peers} ADD COLUMN IF NOT EXISTS decision_log text;
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = ${literal(this.peers)}::regclass AND attname = 'authority' AND NOT attisdropped) THEN
+    ALTER TABLE ${this.peers} ADD COLUMN IF NOT EXISTS authority text;
   END IF;
 END
 $geoproxy$`,
@@ -90,6 +107,18 @@ $geoproxy$`,
   key text PRIMARY KEY,
   move_id bigint NOT NULL
 )`,
+      `CREATE TABLE IF NOT EXISTS ${this.ended} (
+  move_id bigint PRIMARY KEY,
+  ended_at timestamptz NOT NULL DEFAULT now()
+)`,
+      `CREATE TABLE IF NOT EXISTS ${this.ballots} (
+  key text PRIMARY KEY,
+  promised_n bigint NOT NULL,
+  promised_by text NOT NULL,
+  accepted_n bigint,
+  accepted_by text,
+  accepted_region text
+)`,
     ].join(";\n");
   }
 
@@ -101,8 +130,10 @@ $geoproxy$`,
     sessions: number;
     startedAt: Date;
     decisionLog: string;
+    /** `majority`, or the authority region's id: proxies that name different ones refuse to route. */
+    authority: string;
   }): string {
-    return `INSERT INTO ${this.peers} (node, home, pid, sessions, started_at, decision_log, heartbeat_at) VALUES (${literal(beat.node)}, ${literal(beat.home)}, ${beat.pid}, ${beat.sessions}, ${literal(beat.startedAt.toISOString())}, ${literal(beat.decisionLog)}, now()) ON CONFLICT (node) DO UPDATE SET home = EXCLUDED.home, pid = EXCLUDED.pid, sessions = EXCLUDED.sessions, started_at = EXCLUDED.started_at, decision_log = EXCLUDED.decision_log, heartbeat_at = now()`;
+    return `INSERT INTO ${this.peers} (node, home, pid, sessions, started_at, decision_log, authority, heartbeat_at) VALUES (${literal(beat.node)}, ${literal(beat.home)}, ${beat.pid}, ${beat.sessions}, ${literal(beat.startedAt.toISOString())}, ${literal(beat.decisionLog)}, ${literal(beat.authority)}, now()) ON CONFLICT (node) DO UPDATE SET home = EXCLUDED.home, pid = EXCLUDED.pid, sessions = EXCLUDED.sessions, started_at = EXCLUDED.started_at, decision_log = EXCLUDED.decision_log, authority = EXCLUDED.authority, heartbeat_at = now()`;
   }
 
   /**
@@ -111,9 +142,12 @@ $geoproxy$`,
    * those of the keys `also`: those
    * of transactions it did not see, finished or not, so a transaction left open in the authority
    * does not make every later visit read again what the ones before it read; the peers with their
-   * heartbeat's age by the authority's clock; and the moves announced, with who confirmed each.
+   * heartbeat's age by the authority's clock; the moves announced, with who confirmed each; and
+   * which of the moves `endedOf` (those other regions listed at the last visit) or of those listed
+   * here were withdrawn: a region that missed a withdrawal still lists its move.
    */
-  visitSql(from: string | null, also: readonly string[] = []): string {
+  visitSql(from: string | null, also: readonly string[] = [], endedOf: readonly string[] = []): string {
+    const ids = `ARRAY[${endedOf.map((id) => `${literal(id)}::bigint`).join(", ")}]::bigint[]`;
     const snapshot = from === null ? "" : `${literal(from)}::pg_catalog.pg_snapshot`;
     const since =
       from === null
@@ -123,9 +157,10 @@ $geoproxy$`,
     const changed = also.length === 0 ? since : `(${since} OR key = ANY(${textArray(also)}))`;
     const age = (column: string): string => `(extract(epoch FROM now() - ${column}) * 1000)::bigint`;
     return `SELECT pg_catalog.pg_current_snapshot()::text AS snapshot,
-  (SELECT coalesce(json_agg(json_build_array(key, region)), '[]') FROM ${this.directory} WHERE ${changed})::text AS entries,
-  (SELECT coalesce(json_agg(json_build_array(node, home, ${age("heartbeat_at")}, sessions, pid, started_at, decision_log) ORDER BY node), '[]') FROM ${this.peers})::text AS peers,
-  (SELECT coalesce(json_agg(json_build_array(m.id::text, m.mover, m.keys, m.target, ${age("m.announced_at")}, (SELECT coalesce(json_agg(c.node), '[]') FROM ${this.confirms} c WHERE c.move_id = m.id)) ORDER BY m.id), '[]') FROM ${this.moves} m)::text AS moves`;
+  (SELECT coalesce(json_agg(json_build_array(key, region, version)), '[]') FROM ${this.directory} WHERE ${changed})::text AS entries,
+  (SELECT coalesce(json_agg(json_build_array(node, home, ${age("heartbeat_at")}, sessions, pid, started_at, decision_log, authority) ORDER BY node), '[]') FROM ${this.peers})::text AS peers,
+  (SELECT coalesce(json_agg(json_build_array(m.id::text, m.mover, m.keys, m.target, ${age("m.announced_at")}, (SELECT coalesce(json_agg(c.node), '[]') FROM ${this.confirms} c WHERE c.move_id = m.id)) ORDER BY m.id), '[]') FROM ${this.moves} m)::text AS moves,
+  (SELECT coalesce(json_agg(e.move_id::text), '[]') FROM ${this.ended} e WHERE e.move_id = ANY(${ids}) OR EXISTS (SELECT 1 FROM ${this.moves} m WHERE m.id = e.move_id))::text AS ended`;
   }
 
   /** A first write's claim: the key goes to `region` unless another proxy placed it first. */
@@ -138,9 +173,29 @@ $geoproxy$`,
     return `SELECT key, region FROM ${this.directory} WHERE key = ANY(${textArray(keys)})`;
   }
 
-  /** A move's entry in the authority, inside the move's transaction: peers read it as a change. */
-  moveSql(keys: readonly string[], region: string): string {
-    return `INSERT INTO ${this.directory} (key, region, moved_at, written_xid) SELECT k, ${literal(region)}, now(), pg_catalog.pg_current_xact_id() FROM unnest(${textArray(keys)}) AS k ON CONFLICT (key) DO UPDATE SET region = EXCLUDED.region, moved_at = EXCLUDED.moved_at, written_xid = EXCLUDED.written_xid`;
+  /**
+   * A move's entry where the proxies agree, inside the move's transaction: peers read it as a
+   * change. `versions` holds each key's new version (one above the highest any region had).
+   */
+  moveSql(keys: readonly string[], region: string, versions: ReadonlyMap<string, number>): string {
+    const list = `ARRAY[${keys.map((key) => versions.get(key) ?? 1).join(", ")}]::bigint[]`;
+    return `INSERT INTO ${this.directory} (key, region, moved_at, written_xid, version) SELECT k, ${literal(region)}, now(), pg_catalog.pg_current_xact_id(), v FROM unnest(${textArray(keys)}, ${list}) AS u(k, v) ON CONFLICT (key) DO UPDATE SET region = EXCLUDED.region, moved_at = EXCLUDED.moved_at, written_xid = EXCLUDED.written_xid, version = EXCLUDED.version`;
+  }
+
+  /** The keys' versions in one region, read in a move's transaction before it writes the new ones. */
+  versionsSql(keys: readonly string[]): string {
+    return `SELECT key, version::text AS version FROM ${this.directory} WHERE key = ANY(${textArray(keys)})`;
+  }
+
+  /**
+   * Entries a region that was out of reach missed, written there: a row it lacks is added, an
+   * older one replaced (never a newer one). Rows as [key, region, version].
+   */
+  catchUpSql(rows: readonly (readonly [string, string, number])[]): string {
+    const keys = textArray(rows.map((row) => row[0]));
+    const regions = textArray(rows.map((row) => row[1]));
+    const versions = `ARRAY[${rows.map((row) => row[2]).join(", ")}]::bigint[]`;
+    return `INSERT INTO ${this.directory} AS d (key, region, moved_at, written_xid, version) SELECT k, r, now(), pg_catalog.pg_current_xact_id(), v FROM unnest(${keys}, ${regions}, ${versions}) AS u(k, r, v) ON CONFLICT (key) DO UPDATE SET region = EXCLUDED.region, moved_at = EXCLUDED.moved_at, written_xid = EXCLUDED.written_xid, version = EXCLUDED.version WHERE d.version < EXCLUDED.version`;
   }
 
   /**
@@ -170,12 +225,12 @@ $geoproxy$`,
   /** Withdraws moves, with their keys and confirmations (and any a peer wrote as they went). */
   withdrawSql(ids: readonly string[]): string {
     const list = `ARRAY[${ids.map((id) => `${literal(id)}::bigint`).join(", ")}]`;
-    return `DELETE FROM ${this.moving} WHERE move_id = ANY(${list}); DELETE FROM ${this.confirms} WHERE move_id = ANY(${list}); DELETE FROM ${this.moves} WHERE id = ANY(${list}); DELETE FROM ${this.confirms} c WHERE NOT EXISTS (SELECT 1 FROM ${this.moves} m WHERE m.id = c.move_id); SELECT pg_catalog.pg_notify(${literal(this.channel)}, 'withdrawn')`;
+    return `DELETE FROM ${this.moving} WHERE move_id = ANY(${list}); DELETE FROM ${this.confirms} WHERE move_id = ANY(${list}); DELETE FROM ${this.moves} WHERE id = ANY(${list}); INSERT INTO ${this.ended} (move_id) SELECT unnest(${list}) ON CONFLICT DO NOTHING; DELETE FROM ${this.ended} WHERE ended_at < now() - interval '7 days'; DELETE FROM ${this.confirms} c WHERE NOT EXISTS (SELECT 1 FROM ${this.moves} m WHERE m.id = c.move_id); SELECT pg_catalog.pg_notify(${literal(this.channel)}, 'withdrawn')`;
   }
 
   /** Withdraws every move `node` announced (a dead peer's, once taken over); returns their ids. */
   withdrawAllOfSql(node: string): string {
-    return `WITH gone AS (DELETE FROM ${this.moves} WHERE mover = ${literal(node)} RETURNING id), keys AS (DELETE FROM ${this.moving} WHERE move_id IN (SELECT id FROM gone)), confirms AS (DELETE FROM ${this.confirms} WHERE move_id IN (SELECT id FROM gone)) SELECT id::text AS id, pg_catalog.pg_notify(${literal(this.channel)}, 'withdrawn') FROM gone`;
+    return `WITH gone AS (DELETE FROM ${this.moves} WHERE mover = ${literal(node)} RETURNING id), keys AS (DELETE FROM ${this.moving} WHERE move_id IN (SELECT id FROM gone)), confirms AS (DELETE FROM ${this.confirms} WHERE move_id IN (SELECT id FROM gone)), marked AS (INSERT INTO ${this.ended} (move_id) SELECT id FROM gone ON CONFLICT DO NOTHING) SELECT id::text AS id, pg_catalog.pg_notify(${literal(this.channel)}, 'withdrawn') FROM gone`;
   }
 
   /** This node's announcements left by an earlier run (withdrawn once its moves are settled). */

@@ -1,6 +1,8 @@
 import { randomInt } from "node:crypto";
 import type { RegionId } from "@geo/core";
 import { PgError } from "@geo/proto";
+import { serverErrorOf } from "../directory/quorum.js";
+import type { SqlRows } from "../directory/region-runner.js";
 import type { SharedDirectory } from "../directory/shared-directory.js";
 import { authorityUnreachable, keyMovedByPeer, peersDidNotConfirm } from "../directory/shared-errors.js";
 import type { Logger } from "../log.js";
@@ -31,18 +33,20 @@ export class MoveAnnouncer {
   async announce(keys: readonly string[], to: RegionId): Promise<AnnouncedMove | PgError> {
     const refused = this.shared.refusal();
     if (refused !== null) return refused;
-    const { tables, node, authority, config } = this.shared;
+    const { tables, node, quorum, config } = this.shared;
+    const where = quorum.where;
     // Chosen here, not by the table's sequence: an announcement whose answer is lost can still be
     // withdrawn by its id (it may have committed).
     const id = String(randomInt(1, 2 ** 47));
     try {
-      await this.shared.ask(tables.announceSql(id, node, keys, to));
+      await quorum.run(tables.announceSql(id, node, keys, to));
     } catch (error) {
+      // Nothing was done under it, though with a majority some regions may list it: withdrawn
+      // now, or held here and withdrawn at a later visit.
+      await quorum.run(tables.withdrawSql([id])).catch(() => this.shared.withdrawLater(id, keys));
       // 23505: another announcement of one of the keys stands (this proxy's or a peer's).
-      if (error instanceof PgError && error.code === "23505") return this.#heldBy(keys);
-      // Nothing was done under it: withdrawn now, or held here and withdrawn at a later visit.
-      await this.shared.ask(tables.withdrawSql([id])).catch(() => this.shared.withdrawLater(id, keys));
-      return authorityUnreachable(authority, messageOf(error));
+      if (serverErrorOf(error, "23505") !== undefined) return this.#heldBy(keys);
+      return authorityUnreachable(where, messageOf(error));
     }
     const announced: AnnouncedMove = {
       id,
@@ -51,7 +55,7 @@ export class MoveAnnouncer {
           this.shared.withdrawLater(id, keys);
           return;
         }
-        await this.shared.ask(tables.withdrawSql([id])).catch((error: unknown) => {
+        await quorum.run(tables.withdrawSql([id])).catch((error: unknown) => {
           this.log.warn(
             { move: id, err: error },
             "could not withdraw a move's announcement; it is withdrawn at a later visit",
@@ -64,11 +68,9 @@ export class MoveAnnouncer {
       const waitMs = config.lockTimeoutMs + 2 * config.pollMs;
       const deadline = performance.now() + waitMs;
       for (;;) {
-        const rows = (await this.shared.ask(tables.confirmationsSql(id))).rows;
-        const missing = rows
-          .filter((row) => row["node"] !== node && row["confirmed"] !== "t")
-          .filter((row) => Number(row["age_ms"]) < 1.5 * config.leaseMs)
-          .map((row) => row["node"] ?? "?");
+        const missing = confirmationsOf((await quorum.run(tables.confirmationsSql(id))).values())
+          .filter((peer) => peer.node !== node && !peer.confirmed && peer.ageMs < 1.5 * config.leaseMs)
+          .map((peer) => peer.node);
         if (missing.length === 0) return announced;
         if (performance.now() >= deadline) {
           await announced.withdraw(true);
@@ -78,18 +80,38 @@ export class MoveAnnouncer {
       }
     } catch (error) {
       await announced.withdraw(true);
-      return error instanceof PgError ? error : authorityUnreachable(authority, messageOf(error));
+      return error instanceof PgError ? error : authorityUnreachable(where, messageOf(error));
     }
   }
 
   /** The refusal of a move whose keys another announced move has: names that move's proxy. */
   async #heldBy(keys: readonly string[]): Promise<PgError> {
-    const holder = await this.shared
-      .ask(this.shared.tables.movingSql(keys))
-      .then((answer) => answer.rows[0]?.["mover"] ?? undefined)
+    const holder = await this.shared.quorum
+      .run(this.shared.tables.movingSql(keys))
+      .then((answers) => [...answers.values()].find((answer) => answer.rows.length > 0)?.rows[0]?.["mover"])
       .catch(() => undefined);
     return keyMovedByPeer(keys, holder ?? "another proxy");
   }
+}
+
+/**
+ * The peers as the regions that answered see them together: a heartbeat's youngest age (the
+ * majority a peer's last heartbeat reached shares a region with those that answered), and a
+ * confirmation wherever it was written.
+ */
+function confirmationsOf(answers: Iterable<SqlRows>): { node: string; ageMs: number; confirmed: boolean }[] {
+  const peers = new Map<string, { node: string; ageMs: number; confirmed: boolean }>();
+  for (const answer of answers)
+    for (const row of answer.rows) {
+      const node = row["node"] ?? "?";
+      const ageMs = Number(row["age_ms"]);
+      const confirmed = row["confirmed"] === "t";
+      const seen = peers.get(node);
+      if (seen === undefined) peers.set(node, { node, ageMs, confirmed });
+      else
+        peers.set(node, { node, ageMs: Math.min(seen.ageMs, ageMs), confirmed: seen.confirmed || confirmed });
+    }
+  return [...peers.values()];
 }
 
 function messageOf(error: unknown): string {

@@ -145,3 +145,15 @@ export function moveFailed(cause: unknown): PgError {
     message: `the move failed: ${cause instanceof Error ? cause.message : String(cause)}`,
   });
 }
+
+/**
+ * With a majority authority a move may leave out a region that is out of reach, but not one it
+ * needs: the destination, or a region a key's entry names (its rows may be there).
+ */
+export function moveNeedsRegion(region: string, why: string): PgError {
+  return new PgError({
+    code: SqlState.cannot_connect_now,
+    message: `the move needs region ${region}, which is out of reach (${why}); nothing was moved`,
+    hint: `Retry once region ${region} answers (SHOW HEALTH tells); moves between the regions that answer go ahead meanwhile.`,
+  });
+}

@@ -17,6 +17,7 @@ import {
   moveAbandoned,
   moveFailed,
   moveLockTimeout,
+  moveNeedsRegion,
   outsideForeignKey,
   tableMissingInDestination,
   unknownRegion,
@@ -59,7 +60,13 @@ export interface MoveSettings {
 export interface SharedMoves {
   readonly announcer: MoveAnnouncer;
   readonly tables: SharedTables;
-  readonly authority: RegionId;
+  /** The authority region, or "majority": the new entries are written with versions there. */
+  readonly authority: string;
+  /**
+   * With a majority: the regions the last visit heard from. A move goes ahead without the others
+   * when it does not need them; undefined with one authority region (every region takes part).
+   */
+  reachable(): ReadonlySet<RegionId> | undefined;
   /** Keys this proxy just pointed at a region: a visit whose snapshot is older leaves them be. */
   assigned(keys: readonly string[]): void;
 }
@@ -190,10 +197,19 @@ export class KeyMover {
     to: RegionId,
     progress: { committing: boolean },
   ): Promise<MovedTable[] | PgError> {
-    const regions = this.store.topology.regionIds;
+    const shared = this.#shared;
+    const reachable = shared?.reachable();
+    const regions =
+      reachable === undefined
+        ? this.store.topology.regionIds
+        : this.store.topology.regionIds.filter((region) => reachable.has(region));
     const leases = new Map<RegionId, Lease>();
     let finished = false;
     try {
+      if (regions.length < this.store.topology.regionIds.length) {
+        const needed = this.#neededOutOfReach(keys, to, regions);
+        if (needed !== null) return needed;
+      }
       // Regions are independent until the commit: each step that touches all of them runs in parallel.
       const begun = await Promise.allSettled(
         regions.map(async (region) => {
@@ -260,10 +276,21 @@ export class KeyMover {
         }
       }
       const entry = this.store.table.moveSql(keys, to);
-      const shared = this.#shared;
+      // Where the proxies agree, each entry gets a version above any there: of two regions' rows
+      // for a key, the newer wins (a region left out now has the older one).
+      const agreeing = regions.filter(
+        (region) => shared?.authority === region || shared?.authority === "majority",
+      );
+      const versions = new Map<string, number>();
+      if (shared !== undefined)
+        for (const answer of await Promise.all(
+          agreeing.map((region) => query(on(region), shared.tables.versionsSql(keys))),
+        ))
+          for (const row of answer.rows)
+            versions.set(row["key"]!, Math.max(versions.get(row["key"]!) ?? 1, Number(row["version"]) + 1));
       await Promise.all(
         regions.map((region) =>
-          query(on(region), shared?.authority === region ? shared.tables.moveSql(keys, to) : entry),
+          query(on(region), agreeing.includes(region) ? shared!.tables.moveSql(keys, to, versions) : entry),
         ),
       );
       const participants: Participant[] = regions.map((region) => ({
@@ -297,6 +324,24 @@ export class KeyMover {
     } finally {
       await this.finish(leases, finished);
     }
+  }
+
+  /**
+   * A move that leaves out regions out of reach needs neither of them: not as its destination,
+   * and not as the region of a key's entry (a key without one may have rows anywhere).
+   */
+  #neededOutOfReach(keys: readonly string[], to: RegionId, regions: readonly RegionId[]): PgError | null {
+    if (!regions.includes(to)) return moveNeedsRegion(to, "it is the destination");
+    for (const key of keys) {
+      const at = this.store.directory.lookup(key);
+      if (at === undefined)
+        return moveNeedsRegion(
+          this.store.topology.regionIds.find((region) => !regions.includes(region))!,
+          `key ${JSON.stringify(key)} has no directory entry, so its rows may be there`,
+        );
+      if (!regions.includes(at)) return moveNeedsRegion(at, `key ${JSON.stringify(key)} lives there`);
+    }
+    return null;
   }
 
   /** Where each key's rows are; a key in two regions refuses the move. Keys with no rows: none. */

@@ -125,11 +125,14 @@ export class Moves {
       home: topology.home.id,
       authority,
       regions: this.options.regions ?? topology.regionIds,
+      everyRegion: topology.regionIds,
       runner: this.runner,
       directory: this.store.directory,
       holds: this.holds,
       sessions: this.options.sessions ?? (() => 0),
-      listen: (name) => this.options.pools.connectClaim(authority, name),
+      // With a majority every region is told of a move; the home region's notice is the nearest.
+      listen: (name) =>
+        this.options.pools.connectClaim(authority === "majority" ? topology.home.id : authority, name),
       decisionLog:
         this.options.config.txn.decisionLog === "table"
           ? `table:${this.options.config.txn.logTable}`
@@ -141,6 +144,7 @@ export class Moves {
       announcer: new MoveAnnouncer(shared, log),
       tables: shared.tables,
       authority,
+      reachable: () => (shared.quorum.majority ? shared.reachable() : undefined),
       assigned: (keys) => shared.assignedHere(keys),
     });
     this.shared = shared;
@@ -154,7 +158,10 @@ export class Moves {
       node: this.options.config.server.node,
       peers: () => shared.peers(),
       silentMs: 1.5 * this.storeConfig.leaseMs,
-      withdrawMovesOf: async (node) => (await shared.ask(shared.tables.withdrawAllOfSql(node))).rows.length,
+      withdrawMovesOf: async (node) => {
+        const answers = await shared.quorum.run(shared.tables.withdrawAllOfSql(node));
+        return new Set([...answers.values()].flatMap((answer) => answer.rows.map((row) => row["id"]))).size;
+      },
     });
     this.takeover = takeover;
     takeover.start();

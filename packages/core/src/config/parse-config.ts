@@ -568,28 +568,20 @@ function readDirectoryStore(
     lockTimeoutMs: reader.integer("lock_timeout_ms", d.lockTimeoutMs, 1, MAX_MS),
     batch: reader.integer("batch", d.batch, 1, 10_000),
   };
-  refuseSharedDirectory(reader, store, regionIds);
+  refuseSharedDirectory(reader, store);
   return store;
 }
 
 /**
- * A shared directory agrees in one region (`authority = "home"` or a region id). A majority of
- * regions is refused until its protocol exists, and so are the lease timings without `shared`,
- * which reads nothing else of them. A lease must outlast three polls, so one lost visit does not
- * stop routing.
+ * A shared directory agrees in one region (`authority = "home"` or a region id) or in a majority
+ * of every region (`"majority"`). The authority and the lease timings are refused without
+ * `shared`, which reads nothing else of them. A lease must outlast three polls, so one lost visit
+ * does not stop routing.
  */
 function refuseSharedDirectory(
   reader: FieldReader,
   store: DirectoryStoreConfig,
-  regionIds: readonly string[],
 ): void {
-  if (store.authority === "majority")
-    reader.fail(
-      "not_available",
-      "authority",
-      'authority = "majority" (agreement across a majority of regions) is not available yet: name the region the proxies agree in, or "home"',
-      ["home", ...regionIds],
-    );
   if (!store.shared) {
     if (store.authority !== DEFAULTS.directoryStore.authority)
       reader.fail(
