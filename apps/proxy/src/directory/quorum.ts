@@ -37,6 +37,8 @@ export class QuorumError extends Error {
  */
 export class Quorum {
   readonly need: number;
+  /** Each region's last outcome, late answers included: true when it answered. */
+  readonly #answering = new Map<RegionId, boolean>();
 
   constructor(
     private readonly runner: RegionRunner,
@@ -73,6 +75,7 @@ export class Quorum {
       for (const region of this.regions) {
         work(region).then(
           (answer) => {
+            this.#answering.set(region, true);
             if (settled) return;
             answered.set(region, answer);
             if (answered.size >= this.need) {
@@ -81,6 +84,7 @@ export class Quorum {
             }
           },
           (error: unknown) => {
+            this.#answering.set(region, false);
             if (settled) return;
             failures.set(region, error);
             if (total - failures.size < this.need) {
@@ -92,6 +96,11 @@ export class Quorum {
         );
       }
     });
+  }
+
+  /** The regions whose last step answered (a late answer counts: it came). */
+  answering(): Set<RegionId> {
+    return new Set(this.regions.filter((region) => this.#answering.get(region) === true));
   }
 
   /** One statement in one region, bounded as every step is. */

@@ -79,8 +79,8 @@ export class SharedDirectory {
   #reread = new Set<string>();
   /** Per region, the last applied visit's snapshot there: the next visit reads the rows it did not see. */
   readonly #fromSnapshot = new Map<RegionId, string>();
-  /** The regions whose answers the last visit applied: one missing from it is read whole when back. */
-  #answered = new Set<RegionId>();
+  /** Regions whose last read failed, or whose whole read is not applied yet: read whole when they answer. */
+  readonly #missed = new Set<RegionId>();
   /** With a majority: each key's newest entry any region gave, to tell a region that is behind. */
   readonly #known = new Map<string, Entry>();
   /** Moves some region listed at the last visit: each region is asked whether it saw them withdrawn. */
@@ -224,9 +224,9 @@ export class SharedDirectory {
     return this.#peers.map((peer) => ({ ...peer, heartbeatAgeMs: peer.heartbeatAgeMs + since }));
   }
 
-  /** The regions the last visit heard from. */
+  /** The regions whose last step answered. */
   reachable(): ReadonlySet<RegionId> {
-    return this.#answered;
+    return this.quorum.answering();
   }
 
   /** Moves announced by other proxies whose keys this one holds now. */
@@ -343,7 +343,14 @@ export class SharedDirectory {
       // that did not see it has announced already, and this visit's reads find the announcement.
       await this.quorum.each(async (region) => {
         if (!this.#created.has(region)) await this.#create(region);
-        return this.quorum.in(region, this.tables.heartbeatSql(this.#beat()));
+        return this.quorum
+          .in(region, this.tables.heartbeatSql(this.#beat()))
+          .catch(async (error: unknown) => {
+            // A region restored without the shared tables (or that lost them in a crash) gets them again.
+            if (!(error instanceof PgError && error.code === "42P01")) throw error;
+            await this.#create(region);
+            return this.quorum.in(region, this.tables.heartbeatSql(this.#beat()));
+          });
       });
       const reread = [...this.#reread];
       const listed = this.#listed;
@@ -391,7 +398,7 @@ export class SharedDirectory {
    */
   async #read(region: RegionId, reread: readonly string[], listed: readonly string[]): Promise<RegionVisit> {
     try {
-      const from = this.#answered.has(region) ? (this.#fromSnapshot.get(region) ?? null) : null;
+      const from = this.#missed.has(region) ? null : (this.#fromSnapshot.get(region) ?? null);
       let read = (await this.quorum.in(region, this.tables.visitSql(from, reread, listed))).rows[0] ?? {};
       if (from !== null && this.#wentBack(from, read["snapshot"])) {
         read = (await this.quorum.in(region, this.tables.visitSql(null, [], listed))).rows[0] ?? {};
@@ -401,6 +408,7 @@ export class SharedDirectory {
     } catch (error) {
       // A region restored without the shared tables (or that lost them in a crash) gets them again.
       if (error instanceof PgError && error.code === "42P01") this.#created.delete(region);
+      this.#missed.add(region);
       throw error;
     }
   }
@@ -432,14 +440,11 @@ export class SharedDirectory {
     for (const [key, at] of this.#assignedAt) if (at <= sentAt) this.#assignedAt.delete(key);
     // A skipped key is read again by the next visit, whatever its snapshot: that one is newer than
     // the local change, so what it finds for the key (that change, or a later one) is applied.
-    // Regions that did not answer this visit are read whole when they do.
     this.#reread = skipped;
-    const answered = new Set<RegionId>();
     for (const visit of visits) {
-      answered.add(visit.region);
+      if (visit.full) this.#missed.delete(visit.region);
       if (visit.read["snapshot"] != null) this.#fromSnapshot.set(visit.region, visit.read["snapshot"]);
     }
-    this.#answered = answered;
     this.#listed = merged.listed;
     if (merged.disputed.length > 0)
       this.#options.log.error(

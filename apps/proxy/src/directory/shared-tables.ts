@@ -1,3 +1,4 @@
+import { DirectoryTable } from "./directory-table.js";
 import { ident, literal, qualified, textArray } from "./sql-text.js";
 
 /**
@@ -11,6 +12,8 @@ import { ident, literal, qualified, textArray } from "./sql-text.js";
  */
 export class SharedTables {
   readonly directory: string;
+  /** The configured name, unquoted. */
+  readonly plain: string;
   readonly peers: string;
   readonly moves: string;
   readonly confirms: string;
@@ -36,6 +39,7 @@ export class SharedTables {
     const sibling = (suffix: string): string =>
       (schema === undefined ? [] : [ident(schema)]).concat(ident(`${base}${suffix}`)).join(".");
     this.directory = qualified(table);
+    this.plain = table;
     this.peers = sibling("_peers");
     this.moves = sibling("_moves");
     this.confirms = sibling("_confirms");
@@ -55,6 +59,8 @@ export class SharedTables {
    */
   createSql(): string {
     return [
+      // A region whose server lost it (restored, or a crash with commits not yet on disk).
+      new DirectoryTable(this.plain).createSql(),
       `DO $geoproxy$
 BEGIN
   SET LOCAL lock_timeout = '2000ms';

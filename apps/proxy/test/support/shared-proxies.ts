@@ -19,6 +19,8 @@ operators = ["ops"]
 export const POLL_MS = 100;
 export const LEASE_MS = 600;
 export const SHARED_STORE = `shared = true\nauthority = "eu-west"\npoll_ms = ${POLL_MS}\nlease_ms = ${LEASE_MS}\nhold_ms = 8000\n`;
+/** The same, agreeing in a majority of the three regions. */
+export const MAJORITY_STORE = SHARED_STORE.replace('authority = "eu-west"', 'authority = "majority"');
 
 export interface SharedLaunch {
   /** The `[directory_store]` lines. */
@@ -55,7 +57,7 @@ export class SharedProxies {
   async reset(): Promise<void> {
     for (const region of REGIONS)
       await this.direct[region].query(
-        "DROP TABLE IF EXISTS geoproxy_directory, geoproxy_directory_peers, geoproxy_directory_moves, geoproxy_directory_confirms, geoproxy_directory_moving; TRUNCATE orders, users",
+        "DROP TABLE IF EXISTS geoproxy_directory, geoproxy_directory_peers, geoproxy_directory_moves, geoproxy_directory_confirms, geoproxy_directory_moving, geoproxy_directory_ended, geoproxy_directory_paxos; TRUNCATE orders, users",
       );
   }
 
