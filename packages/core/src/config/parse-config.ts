@@ -578,10 +578,7 @@ function readDirectoryStore(
  * `shared`, which reads nothing else of them. A lease must outlast three polls, so one lost visit
  * does not stop routing.
  */
-function refuseSharedDirectory(
-  reader: FieldReader,
-  store: DirectoryStoreConfig,
-): void {
+function refuseSharedDirectory(reader: FieldReader, store: DirectoryStoreConfig): void {
   if (!store.shared) {
     if (store.authority !== DEFAULTS.directoryStore.authority)
       reader.fail(
