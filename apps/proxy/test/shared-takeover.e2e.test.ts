@@ -14,6 +14,12 @@ import { SharedProxies, until } from "./support/shared-proxies.js";
 const proxies = new SharedProxies("geo-shared-takeover-");
 
 const STORE = `shared = true\nauthority = "eu-west"\npoll_ms = 100\nlease_ms = 600\n`;
+/** Each case runs with one authority region, then with a majority of the regions. */
+const STORES = [
+  ["one authority region", STORE],
+  ["a majority of the regions", STORE.replace('"eu-west"', '"majority"')],
+] as const;
+let store: string = STORE;
 const TXN = `decision_log = "table"\nrecovery_interval_ms = 300\n`;
 
 beforeAll(() => proxies.start());
@@ -21,7 +27,7 @@ afterEach(() => proxies.stopProxies());
 afterAll(() => proxies.close());
 
 function launch(node: string, home: RegionName, data?: string, txn = TXN): Promise<ProxyChild> {
-  return proxies.launch(node, home, { store: STORE, txn, ...(data === undefined ? {} : { data }) });
+  return proxies.launch(node, home, { store, txn, ...(data === undefined ? {} : { data }) });
 }
 
 const connect = (port: number): Promise<pg.Client> => proxies.connect(port);
@@ -54,7 +60,12 @@ async function usersNamed(name: string): Promise<number> {
   return count;
 }
 
-describe("a silent peer's prepared transactions", () => {
+describe.each(STORES)("a silent peer's prepared transactions, agreeing in %s", (_where, agreeing) => {
+  beforeAll(async () => {
+    store = agreeing;
+    await proxies.reset();
+  });
+
   it("are left alone while it is frozen, finished by a peer once it is dead, and it starts again after", async () => {
     const victimData = await mkdtemp(join(proxies.folder, "victim-"));
     const victim = await launch("victim", "us-east", victimData);
