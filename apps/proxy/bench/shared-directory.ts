@@ -1,9 +1,11 @@
 /**
- * What sharing the directory costs, over three PostgreSQL regions on loopback: a visit to the
- * authority (the heartbeat, then the read of what changed, as every proxy runs it each poll_ms),
- * the first write of a new key (one proxy over an unshared store, then two proxies sharing it:
- * the claim adds round trips to the authority), and a RELOCATE of one key (alone, then with a
- * peer that must confirm it). Medians, with the spread. Prints figures; asserts nothing.
+ * What sharing the directory costs, over three PostgreSQL regions on loopback, with one authority
+ * region and with a majority of the three: a visit (the heartbeat, then the read of what changed,
+ * as every proxy runs it each poll_ms), the first write of a new key (one proxy over an unshared
+ * store, then two proxies sharing it: the claim adds round trips to the authority, or a Paxos
+ * round to a majority), a RELOCATE of one key (alone, then with a peer that must confirm it), and
+ * increments of a row through one proxy while the other moves its key (the wait a move adds).
+ * Medians, with the spread. Prints figures; asserts nothing.
  *
  *   pnpm exec tsx bench/shared-directory.ts      (ROUNDS=n to change the run)
  */
@@ -71,35 +73,39 @@ const lines: string[] = [];
   await alone.close({ timeoutMs: 200 });
 }
 
-// Two proxies sharing the store, the authority in eu-west.
-{
-  const store = `shared = true\nauthority = "eu-west"\npoll_ms = 500\nlease_ms = 5000\n`;
-  const first = await proxy("first", store);
-  const second = await proxy("second", store);
+/** Two proxies sharing the store as `store` says: first writes, moves, increments during moves, a visit. */
+async function sharedRun(label: string, store: string, prefix: string): Promise<void> {
+  const first = await proxy(`${prefix}-first`, store);
+  const second = await proxy(`${prefix}-second`, store);
   const ops = await client(first.port);
   const writes = await timed(ROUNDS, (i) =>
-    ops.query("INSERT INTO users (tenant_id, id, name) VALUES ($1, 1, 'x')", [`shared-${i}`]),
+    ops.query("INSERT INTO users (tenant_id, id, name) VALUES ($1, 1, 'x')", [`${prefix}-${i}`]),
   );
-  await ops.query("INSERT INTO users (tenant_id, id, name) VALUES ('traveller', 1, 'x')");
+  await ops.query("INSERT INTO users (tenant_id, id, name) VALUES ($1, 1, 'x')", [`${prefix}-traveller`]);
   const targets = ["us-east", "ap-south"];
-  const moves = await timed(MOVES, (i) => ops.query(`RELOCATE traveller TO '${targets[i % 2]}'`));
-  lines.push(`first write of a new key, two proxies sharing the store: ${summary(writes)}`);
-  lines.push(`RELOCATE of one key (1 row), two proxies sharing the store, poll_ms 500: ${summary(moves)}`);
+  const moves = await timed(MOVES, (i) => ops.query(`RELOCATE "${prefix}-traveller" TO '${targets[i % 2]}'`));
+  lines.push(`first write of a new key, two proxies, ${label}: ${summary(writes)}`);
+  lines.push(`RELOCATE of one key (1 row), two proxies, ${label}: ${summary(moves)}`);
 
   // Increments of one row through the second proxy while the first moves its key, for SECONDS.
   const writer = await client(second.port);
-  await writer.query("INSERT INTO users (tenant_id, id, name) VALUES ('counter', 1, '0')");
+  const counter = `${prefix}-counter`;
+  await writer.query("INSERT INTO users (tenant_id, id, name) VALUES ($1, 1, '0')", [counter]);
   let committed = 0;
   let lost = 0;
   const refused = new Map<string, number>();
   const messages: string[] = [];
+  const latencies: number[] = [];
   let stop = false;
   const incrementing = (async () => {
     while (!stop) {
+      const started = performance.now();
       try {
         const result = await writer.query(
-          "UPDATE users SET name = (name::int + 1)::text WHERE tenant_id = 'counter' AND id = 1",
+          "UPDATE users SET name = (name::int + 1)::text WHERE tenant_id = $1 AND id = 1",
+          [counter],
         );
+        latencies.push(performance.now() - started);
         if (result.rowCount === 1) committed++;
         else lost++;
       } catch (error) {
@@ -117,52 +123,95 @@ const lines: string[] = [];
   while (performance.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 200));
     const started = performance.now();
-    await ops.query(`RELOCATE counter TO '${regions[moved % 3]}'`);
+    await ops.query(`RELOCATE "${counter}" TO '${regions[moved % 3]}'`);
     moveTimes.push(performance.now() - started);
     moved++;
   }
   stop = true;
   await incrementing;
-  const sum = Number((await writer.query("SELECT name FROM users WHERE tenant_id = 'counter'")).rows[0].name);
+  const sum = Number(
+    (await writer.query("SELECT name FROM users WHERE tenant_id = $1", [counter])).rows[0].name,
+  );
+  const sorted = [...latencies].sort((a, b) => a - b);
   lines.push(
-    `${SECONDS} s of increments through one proxy while the other moved the key ${moved} times: ${committed} committed, row value ${sum} (${sum === committed ? "exact" : "WRONG"}), ${lost} UPDATE 0, refused ${JSON.stringify(Object.fromEntries(refused))}; moves ${summary(moveTimes)}`,
+    `${label}: ${SECONDS} s of increments through one proxy while the other moved the key ${moved} times: ${committed} committed, row value ${sum} (${sum === committed ? "exact" : "WRONG"}), ${lost} UPDATE 0, refused ${JSON.stringify(Object.fromEntries(refused))}; moves ${summary(moveTimes)}; an increment's wait p50 ${sorted[Math.floor(sorted.length / 2)]?.toFixed(2)} ms, p99 ${sorted[Math.floor(sorted.length * 0.99)]?.toFixed(2)} ms, max ${sorted.at(-1)?.toFixed(2)} ms`,
   );
   for (const message of messages) lines.push(`  first ${message}`);
   await writer.end();
   await ops.end();
-
-  // A visit as a proxy runs it: the heartbeat, then the read of what changed.
-  const authority = cluster.servers[0]!;
-  const direct = new pg.Client({
-    host: authority.host,
-    port: authority.port,
-    user: "postgres",
-    database: "postgres",
-  });
-  await direct.connect();
-  const tables = new SharedTables("geoproxy_directory");
-  let snapshot: string | null = null;
-  const visits = await timed(ROUNDS, async () => {
-    await direct.query(
-      tables.heartbeatSql({
-        node: "bench",
-        home: "eu-west",
-        authority: "eu-west",
-        pid: process.pid,
-        sessions: 0,
-        startedAt: new Date(),
-        decisionLog: "file",
-      }),
-    );
-    const read = await direct.query(tables.visitSql(snapshot));
-    snapshot = read.rows[0].snapshot as string;
-  });
-  lines.push(`a visit to the authority (heartbeat + changes, ${ROUNDS * 2} keys listed): ${summary(visits)}`);
-  await direct.query(tables.leaveSql("bench"));
-  await direct.end();
   await second.close({ timeoutMs: 200 });
   await first.close({ timeoutMs: 200 });
 }
+
+/** A visit as a proxy runs it: the heartbeat, then the read of what changed, in `regions` (each step done at a majority of them). */
+async function visitRun(label: string, indexes: readonly number[]): Promise<void> {
+  const directs = await Promise.all(
+    indexes.map(async (index) => {
+      const server = cluster.servers[index]!;
+      const direct = new pg.Client({
+        host: server.host,
+        port: server.port,
+        user: "postgres",
+        database: "postgres",
+      });
+      await direct.connect();
+      return direct;
+    }),
+  );
+  const need = Math.floor(directs.length / 2) + 1;
+  const majority = <T>(steps: Promise<T>[]): Promise<T[]> =>
+    new Promise((resolve, reject) => {
+      const done: T[] = [];
+      for (const step of steps)
+        step.then((value) => {
+          done.push(value);
+          if (done.length === need) resolve(done);
+        }, reject);
+    });
+  const tables = new SharedTables("geoproxy_directory");
+  const snapshots: (string | null)[] = directs.map(() => null);
+  const beat = {
+    node: "bench",
+    home: "eu-west",
+    authority: directs.length > 1 ? "majority" : "eu-west",
+    pid: process.pid,
+    sessions: 0,
+    startedAt: new Date(),
+    decisionLog: "file",
+  };
+  // Timed to the majority's answers; the rest are awaited before the next visit, off the clock.
+  const visits: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const started = performance.now();
+    const beats = directs.map((direct) => direct.query(tables.heartbeatSql(beat)));
+    await majority(beats);
+    const reads = directs.map(async (direct, i) => {
+      const read = await direct.query(tables.visitSql(snapshots[i] ?? null));
+      snapshots[i] = read.rows[0].snapshot as string;
+    });
+    await majority(reads);
+    visits.push(performance.now() - started);
+    await Promise.all([...beats, ...reads]);
+  }
+  lines.push(`a visit, ${label} (heartbeat + changes): ${summary(visits)}`);
+  for (const direct of directs) {
+    await direct.query(tables.leaveSql("bench"));
+    await direct.end();
+  }
+}
+
+await sharedRun(
+  'authority "eu-west"',
+  `shared = true\nauthority = "eu-west"\npoll_ms = 500\nlease_ms = 5000\n`,
+  "one",
+);
+await visitRun('authority "eu-west"', [0]);
+await sharedRun(
+  'authority "majority"',
+  `shared = true\nauthority = "majority"\npoll_ms = 500\nlease_ms = 5000\n`,
+  "most",
+);
+await visitRun('authority "majority" (3 regions)', [0, 1, 2]);
 await cluster.stop();
 
 console.log("Sharing the directory, three PostgreSQL 15 regions on loopback:");

@@ -96,7 +96,7 @@ export interface ConfigOptions {
 
 /** `[directory_store] shared = true` and its timings. */
 export interface SharedStore {
-  readonly authority: RegionName;
+  readonly authority: RegionName | "majority";
   readonly pollMs: number;
   readonly leaseMs: number;
 }

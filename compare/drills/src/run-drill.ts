@@ -58,6 +58,8 @@ export interface ScenarioSetup {
    * clients take them in turn (k0 the first, k1 the second, ...).
    */
   readonly proxies?: 1 | 2;
+  /** With two proxies: they agree in a majority of the regions rather than in eu-west. */
+  readonly majority?: boolean;
 }
 
 /** The shared store of two-proxy drills: agreed in the home region, eu-west. */
@@ -228,7 +230,15 @@ export async function runDrill(options: DrillOptions): Promise<DrillReport> {
           directoryStore,
           healthProbes: setup.healthProbes === true,
           txnDefaults: setup.txnDefaults === true,
-          ...(shared ? { node, home: i, dataDir: join(work, node), shared: SHARED_DIRECTORY } : {}),
+          ...(shared
+            ? {
+                node,
+                home: i,
+                dataDir: join(work, node),
+                shared:
+                  setup.majority === true ? { ...SHARED_DIRECTORY, authority: "majority" } : SHARED_DIRECTORY,
+              }
+            : {}),
         }),
       );
       proxies.push(

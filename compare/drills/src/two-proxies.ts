@@ -156,7 +156,8 @@ async function moveAround(ctx: DrillContext): Promise<void> {
  * rows are in one region, which every region's directory names and both proxies read from;
  * refusals other than 40001 and 55P03 fail the drill.
  */
-async function verifyMovingKey(ctx: DrillContext): Promise<void> {
+async function verifyMovingKey(ctx: DrillContext, moving = MOVING): Promise<void> {
+  const MOVING = moving;
   const mine = ctx.state.increments.filter((increment) => increment.key === MOVING);
   const committed = mine.filter((increment) => increment.outcome === "committed").length;
   const unknown = mine.filter((increment) => increment.outcome === "unknown").length;
@@ -167,7 +168,7 @@ async function verifyMovingKey(ctx: DrillContext): Promise<void> {
   const holders = rows.get("counters")!;
   const holder = holders.length === 1 ? holders[0]! : null;
   ctx.note(
-    `${MOVING} through drill-b (${EXTRA_WRITERS + 1} clients): ${committed} increments committed, counter ${counter}, ${recorded} increments recorded, ${unknown} unknown; refused: ${listed(refusals)}; rows in ${holders.join(", ") || "no region"}`,
+    `${MOVING} (${EXTRA_WRITERS + 1} clients): ${committed} increments committed, counter ${counter}, ${recorded} increments recorded, ${unknown} unknown; refused: ${listed(refusals)}; rows in ${holders.join(", ") || "no region"}`,
   );
   ctx.note(`workloads through both proxies: ${outcomesNote(ctx.state)}`);
   if (counter !== recorded)
@@ -273,6 +274,127 @@ async function authorityDown(ctx: DrillContext): Promise<void> {
   }
 }
 
+/** The region whose server the majority drill stops, and its keys. */
+const AP = 2;
+const AP_KEYS = new Set(KEYS.filter((k) => k.region === REGIONS[AP]).map((k) => k.key));
+/** The key A moves between eu-west and us-east while ap-south is down (its keyed client goes through A). */
+const MOVED_IN_OUTAGE = "k0";
+
+/**
+ * The proxies agree in a majority of the regions. ap-south's PostgreSQL is stopped for a third of
+ * the run and started again. Meanwhile A RELOCATEs k0 between eu-west and us-east, and each new
+ * key is written through both proxies at once (exactly one INSERT may succeed, the other must
+ * meet it: 23505). Graded: no write to a key outside ap-south fails but with the retryable 40001
+ * and 55P03 of k0's moves; every move and claim succeeds; once ap-south is back, every region's
+ * directory names k0's region and both proxies read its counter.
+ */
+async function majorityOutage(ctx: DrillContext): Promise<void> {
+  const ops = await operator(ctx.proxyPorts[A]!);
+  const apps = await Promise.all(ctx.proxyPorts.map((port) => connectApp(port, 5000)));
+  const extra = Array.from({ length: EXTRA_WRITERS }, () =>
+    keyedLoop(ctx.proxyPorts[B]!, MOVED_IN_OUTAGE, ctx.deadline, ctx.state),
+  );
+  try {
+    await ctx.at(0.2);
+    ctx.progress("stopping ap-south (fast shutdown)");
+    await ctx.cluster.stopServer(AP, "fast");
+    const stoppedAt = Date.now();
+    const upAt = ctx.startedAt + 0.6 * (ctx.deadline - ctx.startedAt);
+    const moves = new Map<string, number>();
+    let claims = 0;
+    let where = REGIONS.indexOf(KEYS.find((k) => k.key === MOVED_IN_OUTAGE)!.region);
+    while (Date.now() < upAt) {
+      await sleep(300 + ctx.random() * 200);
+      const to = where === EU ? 1 : EU;
+      try {
+        await ops.query(`RELOCATE ${MOVED_IN_OUTAGE} TO '${REGIONS[to]}'`);
+        moves.set("moved", (moves.get("moved") ?? 0) + 1);
+        where = to;
+      } catch (error) {
+        const code = (error as { code?: string }).code ?? "no code";
+        moves.set(code, (moves.get(code) ?? 0) + 1);
+        if (!RETRYABLE.has(code))
+          ctx.fail(
+            `RELOCATE ${MOVED_IN_OUTAGE} TO '${REGIONS[to]}' with ap-south down: ${code} ${(error as Error).message}`,
+          );
+      }
+      const key = `fresh-${claims++}`;
+      const both = await Promise.allSettled(
+        apps.map((app) => app.query("INSERT INTO counters (tenant_id, n) VALUES ($1, 0)", [key])),
+      );
+      const won = both.filter((outcome) => outcome.status === "fulfilled").length;
+      const met = both.filter(
+        (outcome) => outcome.status === "rejected" && (outcome.reason as { code?: string }).code === "23505",
+      ).length;
+      if (won !== 1 || met !== 1)
+        ctx.fail(
+          `new key ${key} through both proxies: ${won} INSERTs succeeded, ${met} met the other (${both.map((o) => (o.status === "rejected" ? (o.reason as Error).message : "ok")).join("; ")})`,
+        );
+    }
+    ctx.progress("starting ap-south again");
+    await ctx.cluster.startServer(AP);
+    ctx.note(
+      `ap-south down ${((Date.now() - stoppedAt) / 1000).toFixed(1)} s; RELOCATEs of ${MOVED_IN_OUTAGE} between eu-west and us-east meanwhile: ${listed(moves)}; ${claims} new keys written through both proxies at once, each placed once`,
+    );
+    // Back, ap-south is caught up by the proxies' visits: its entry for k0 names where k0 is.
+    const holder = REGIONS[where]!;
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const client = await ctx.direct(AP);
+      try {
+        const entry = await client.query<{ region: string }>(
+          "SELECT region FROM geoproxy_directory WHERE key = $1",
+          [MOVED_IN_OUTAGE],
+        );
+        if (entry.rows[0]?.region === holder) break;
+      } finally {
+        await client.end();
+      }
+      if (Date.now() > deadline) {
+        ctx.fail(`ap-south's directory does not name ${holder} for ${MOVED_IN_OUTAGE} 15 s after it is back`);
+        break;
+      }
+      await sleep(200);
+    }
+    for (const [key] of [...Array(claims).keys()].map((i) => [`fresh-${i}`])) {
+      const found: string[] = [];
+      for (const [i, region] of REGIONS.entries()) {
+        const client = await ctx.direct(i);
+        try {
+          const rows = await client.query("SELECT 1 FROM counters WHERE tenant_id = $1", [key]);
+          if (rows.rows.length > 0) found.push(region);
+        } finally {
+          await client.end();
+        }
+      }
+      if (found.length !== 1) ctx.fail(`new key ${key} has rows in ${found.join(", ") || "no region"}`);
+    }
+  } finally {
+    await Promise.all(extra);
+    await ops.end().catch(() => undefined);
+    for (const app of apps) await app.end().catch(() => undefined);
+  }
+}
+
+/** No write of a key outside ap-south may fail but with a retryable refusal of k0's moves. */
+async function verifyMajorityOutage(ctx: DrillContext): Promise<void> {
+  const outside = ctx.state.increments.filter((increment) => !AP_KEYS.has(increment.key));
+  const inside = ctx.state.increments.filter((increment) => AP_KEYS.has(increment.key));
+  const transfersOutside = ctx.state.transfers.filter((t) => !AP_KEYS.has(t.from) && !AP_KEYS.has(t.to));
+  const bad = [...outside, ...transfersOutside].filter(
+    (write) =>
+      write.outcome === "unknown" || (write.outcome === "failed" && !RETRYABLE.has(sqlstate(write.error))),
+  );
+  const committed = (writes: readonly { outcome: string }[]): number =>
+    writes.filter((write) => write.outcome === "committed").length;
+  ctx.note(
+    `writes of keys outside ap-south through both proxies: ${committed(outside)} increments and ${committed(transfersOutside)} transfers committed, ${bad.length} failed (${listed(tally(bad.map((w) => sqlstate(w.error))))}); of ap-south's keys: ${committed(inside)} increments committed, ${inside.filter((w) => w.outcome !== "committed").length} not (its server was down)`,
+  );
+  for (const write of bad.slice(0, 5))
+    ctx.fail(`a write outside ap-south ended ${write.outcome}: ${write.error}`);
+  await verifyMovingKey(ctx, MOVED_IN_OUTAGE);
+}
+
 export const TWO_PROXY_SCENARIOS: readonly Scenario[] = [
   {
     name: "shared-move",
@@ -299,5 +421,14 @@ export const TWO_PROXY_SCENARIOS: readonly Scenario[] = [
     async verify(ctx) {
       ctx.note(`workloads through both proxies: ${outcomesNote(ctx.state)}`);
     },
+  },
+  {
+    name: "shared-majority-outage",
+    summary:
+      'two proxies agree in a majority of the regions (authority = "majority"); ap-south\'s PostgreSQL stopped for a third of the run while k0 moves between the other two and new keys are claimed through both',
+    setup: { proxies: 2, majority: true },
+    minSeconds: 10,
+    faults: majorityOutage,
+    verify: verifyMajorityOutage,
   },
 ];
