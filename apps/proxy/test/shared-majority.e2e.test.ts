@@ -1,8 +1,9 @@
+import { spawn } from "node:child_process";
 import type pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { REGIONS, type RegionName } from "./support/fake-regions.js";
 import type { ProxyChild } from "./support/proxy-child.js";
-import { LEASE_MS, MAJORITY_STORE, SharedProxies, until } from "./support/shared-proxies.js";
+import { LEASE_MS, MAJORITY_STORE, SHARED_STORE, SharedProxies, until } from "./support/shared-proxies.js";
 
 // Two proxies as real processes over three real servers, agreeing in a majority of the regions
 // (`authority = "majority"`): new keys placed by Paxos with every region an acceptor, moves
@@ -14,8 +15,43 @@ beforeEach(() => proxies.reset());
 afterEach(() => proxies.stopProxies());
 afterAll(() => proxies.close());
 
-function launch(node: string, home: RegionName): Promise<ProxyChild> {
-  return proxies.launch(node, home, { store: MAJORITY_STORE });
+function launch(node: string, home: RegionName, store = MAJORITY_STORE): Promise<ProxyChild> {
+  return proxies.launch(node, home, { store });
+}
+
+/** `COPY users FROM STDIN` of `data` through psql, as ops; resolves with psql's exit code and output. */
+function psqlCopy(port: number, data: string): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      "psql",
+      [
+        "-X",
+        "-v",
+        "ON_ERROR_STOP=1",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        String(port),
+        "-U",
+        "ops",
+        "-d",
+        "postgres",
+        "-c",
+        "COPY users FROM STDIN",
+      ],
+      { env: { ...process.env, PGPASSWORD: "ops-secret" } },
+    );
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, output }));
+    child.stdin.end(data);
+  });
 }
 
 const connect = (port: number): Promise<pg.Client> => proxies.connect(port);
@@ -278,6 +314,38 @@ describe("a directory shared in a majority of the regions", () => {
     expect(counts.alice).toBeGreaterThan(20);
     expect(counts.bob).toBeGreaterThan(20);
   });
+
+  it.each([
+    ["a majority of the regions", MAJORITY_STORE],
+    ["one authority region", SHARED_STORE],
+  ])(
+    "claims the 3,000 new keys of a COPY through each proxy at once, agreeing in %s: each key in one region, each COPY whole or not at all",
+    async (_where, store) => {
+      const a = await launch("eu-proxy", "eu-west", store);
+      const b = await launch("us-proxy", "us-east", store);
+      const [portA, portB] = await Promise.all([a.listening(), b.listening()]);
+      const keys = Array.from({ length: 3000 }, (_, i) => `bulk-${i}`);
+      const rows = (id: number): string => `${keys.map((key) => `${key}\t${id}\tcopied`).join("\n")}\n`;
+      const [viaA, viaB] = await Promise.all([psqlCopy(portA, rows(1)), psqlCopy(portB, rows(2))]);
+      const committed = [viaA, viaB].filter((result) => result.code === 0).length;
+      expect(committed, `${viaA.output}\n${viaB.output}`).toBeGreaterThanOrEqual(1);
+      for (const result of [viaA, viaB])
+        if (result.code !== 0) expect(result.output).toMatch(/placed in region .* by another proxy/);
+      let total = 0;
+      const perKey = new Map<string, Set<string>>();
+      for (const region of REGIONS) {
+        const { rows: found } = await proxies.direct[region].query(
+          "SELECT tenant_id FROM users WHERE tenant_id LIKE 'bulk-%'",
+        );
+        total += found.length;
+        for (const row of found)
+          (perKey.get(row.tenant_id) ?? perKey.set(row.tenant_id, new Set()).get(row.tenant_id)!).add(region);
+      }
+      expect(total).toBe(committed * keys.length);
+      expect(perKey.size).toBe(keys.length);
+      expect([...perKey.values()].filter((regions) => regions.size !== 1)).toEqual([]);
+    },
+  );
 
   it("stops routing geo-partitioned tables within lease_ms once a majority is out of reach, and resumes when one answers again", async () => {
     const a = await launch("eu-proxy", "eu-west");

@@ -48,6 +48,9 @@ const AUTHORITY_CHECK_VISITS = 10;
 /** Entries written to a region that is behind, per statement. */
 const CATCH_UP_BATCH = 1000;
 
+/** New keys claimed per statement (a COPY may bring many). */
+const CLAIM_BATCH = 1000;
+
 /**
  * One proxy's part in a directory shared by several (`[directory_store] shared = true`, agreeing
  * in one authority region). Every `poll_ms` it visits the authority: it commits a heartbeat, then
@@ -235,37 +238,51 @@ export class SharedDirectory {
   }
 
   /**
-   * Claims first writes' keys for `region` where the proxies agree (with a majority, by Paxos).
-   * Resolves with where each key is now: `region` for those this proxy claimed, another region
-   * for a key another proxy placed first.
+   * Claims first writes' keys for `region` where the proxies agree (with a majority, by Paxos),
+   * a batch per statement. Resolves with where each key is now: `region` for those this proxy
+   * claimed, another region for a key another proxy placed first. With `allOrNothing` (a COPY,
+   * which fails whole when one key went elsewhere) it stops after the first batch with such a
+   * key: two COPYs of the same keys then do not each win a batch of them and both fail.
    */
-  async claim(keys: readonly string[], region: RegionId): Promise<Map<string, RegionId> | PgError> {
+  async claim(
+    keys: readonly string[],
+    region: RegionId,
+    allOrNothing = false,
+  ): Promise<Map<string, RegionId> | PgError> {
     const refused = this.refusal();
     if (refused !== null) return refused;
     try {
-      let where: Map<string, RegionId>;
-      if (this.#claims !== undefined) where = await this.#claims.claim(keys, region);
-      else {
-        await this.ask(this.tables.claimSql(keys, region));
-        const placed = await this.ask(this.tables.placedSql(keys));
-        where = new Map();
-        for (const row of placed.rows)
-          if (row["key"] != null && row["region"] != null) where.set(row["key"], row["region"]);
+      const where = new Map<string, RegionId>();
+      for (let i = 0; i < keys.length; i += CLAIM_BATCH) {
+        const batch = keys.slice(i, i + CLAIM_BATCH);
+        const placed = await this.#claimBatch(batch, region);
+        for (const key of batch) {
+          const placedIn = placed.get(key);
+          if (placedIn === undefined)
+            return authorityUnreachable(
+              this.quorum.where,
+              "the claim of a new key was not found after it was written",
+            );
+          where.set(key, placedIn);
+          this.#options.directory.assign(key, placedIn);
+        }
+        this.assignedHere(batch);
+        if (allOrNothing && batch.some((key) => placed.get(key) !== region)) break;
       }
-      for (const key of keys) {
-        const placedIn = where.get(key);
-        if (placedIn === undefined)
-          return authorityUnreachable(
-            this.quorum.where,
-            "the claim of a new key was not found after it was written",
-          );
-        this.#options.directory.assign(key, placedIn);
-      }
-      this.assignedHere(keys);
       return where;
     } catch (error) {
       return authorityUnreachable(this.quorum.where, error instanceof Error ? error.message : String(error));
     }
+  }
+
+  async #claimBatch(keys: readonly string[], region: RegionId): Promise<Map<string, RegionId>> {
+    if (this.#claims !== undefined) return this.#claims.claim(keys, region);
+    await this.ask(this.tables.claimSql(keys, region));
+    const placed = await this.ask(this.tables.placedSql(keys));
+    const where = new Map<string, RegionId>();
+    for (const row of placed.rows)
+      if (row["key"] != null && row["region"] != null) where.set(row["key"], row["region"]);
+    return where;
   }
 
   /**

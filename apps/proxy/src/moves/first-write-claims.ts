@@ -34,7 +34,9 @@ export async function claimFirstWrites(
       hinted !== undefined && topology.hasRegion(hinted)
         ? hinted
         : placeKey(key, topology.routing.keyType, topology, directory);
-    byRegion.set(region, [...(byRegion.get(region) ?? []), key]);
+    const list = byRegion.get(region);
+    if (list === undefined) byRegion.set(region, [key]);
+    else list.push(key);
   }
   for (const [region, list] of byRegion) {
     const placed = await shared.claim(list, region);

@@ -303,7 +303,7 @@ export class Moves {
    */
   async claimCopied(keys: readonly string[], region: string): Promise<PgError | null> {
     if (this.shared === undefined || keys.length === 0) return null;
-    const placed = await this.shared.claim(keys, region);
+    const placed = await this.shared.claim(keys, region, true);
     if (placed instanceof PgError) return placed;
     for (const key of keys) {
       const where = placed.get(key);
