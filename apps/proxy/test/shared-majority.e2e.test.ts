@@ -347,6 +347,64 @@ describe("a directory shared in a majority of the regions", () => {
     },
   );
 
+  it.each([
+    ["a majority of the regions", MAJORITY_STORE],
+    ["one authority region", SHARED_STORE],
+  ])(
+    "lets reads of a moving key through the peer while the rows are copied, holds writes, and never reads it where its rows are not, agreeing in %s",
+    async (_where, store) => {
+      const a = await launch("mover", "eu-west", store);
+      const b = await launch("reader", "us-east", store);
+      const [clientA, clientB, writerB] = [
+        await connect(await a.listening()),
+        await connect(await b.listening()),
+        await connect(await b.listening()),
+      ];
+      const ROWS = 40_000;
+      await clientB.query("INSERT INTO users (tenant_id, id, name) VALUES ('big', 0, 'x')");
+      const from = (await regionsWith("big"))[0]!;
+      await proxies.direct[from].query(
+        `INSERT INTO users (tenant_id, id, name) SELECT 'big', g, repeat('x', 40) FROM generate_series(1, ${ROWS - 1}) AS g`,
+      );
+      await until(async () => (await peers(clientA)).length === 2, 5000);
+      const reads: { at: number; n: number }[] = [];
+      const writes: number[] = [];
+      let stop = false;
+      const reading = (async () => {
+        while (!stop) {
+          const { rows } = await clientB.query(
+            "SELECT count(*)::int AS n FROM users WHERE tenant_id = 'big'",
+          );
+          reads.push({ at: Date.now(), n: rows[0].n });
+        }
+      })();
+      const writing = (async () => {
+        while (!stop) {
+          await writerB.query("UPDATE users SET name = 'y' WHERE tenant_id = 'big' AND id = 0");
+          writes.push(Date.now());
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      })();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const to = REGIONS.find((region) => region !== from)!;
+      const started = Date.now();
+      await clientA.query(`RELOCATE big TO '${to}'`);
+      const ended = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      stop = true;
+      await Promise.all([reading, writing]);
+      expect(await regionsWith("big")).toEqual([to]);
+      // Every read found every row: none went where the rows were not.
+      expect(reads.filter((read) => read.n !== ROWS)).toEqual([]);
+      // The copy of 40,000 rows takes a while; reads answered through it, writes waited.
+      expect(ended - started).toBeGreaterThan(150);
+      const inside = (at: number): boolean => at > started + 50 && at < ended - 100;
+      expect(reads.filter((read) => inside(read.at)).length).toBeGreaterThan(0);
+      expect(writes.filter(inside)).toEqual([]);
+      expect(writes.some((at) => at > ended)).toBe(true);
+    },
+  );
+
   it("stops routing geo-partitioned tables within lease_ms once a majority is out of reach, and resumes when one answers again", async () => {
     const a = await launch("eu-proxy", "eu-west");
     const client = await connect(await a.listening());

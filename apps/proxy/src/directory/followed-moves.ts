@@ -3,7 +3,7 @@ import type { Logger } from "../log.js";
 import type { Hold, HoldRegistry } from "../moves/hold-registry.js";
 import type { Announcement } from "./peer-view.js";
 import type { Quorum } from "./quorum.js";
-import type { SharedTables } from "./shared-tables.js";
+import type { MoveStep, SharedTables } from "./shared-tables.js";
 
 export interface FollowedMovesOptions {
   readonly node: string;
@@ -19,7 +19,8 @@ export interface FollowedMovesOptions {
 
 interface FollowedMove {
   readonly hold: Hold;
-  confirmed: boolean;
+  /** The step this proxy confirmed holding (0: none yet). */
+  confirmed: number;
   confirming: boolean;
   /** This node's own move awaiting withdrawal: held until this node withdraws it. */
   own?: boolean;
@@ -27,8 +28,10 @@ interface FollowedMove {
 
 /**
  * The announced moves whose keys this proxy holds: other proxies' moves, from the visit that
- * finds one until the visit that finds it withdrawn (each confirmed once no statement admitted
- * before its hold still runs), and this proxy's own moves left in doubt or by an earlier run,
+ * finds one until the visit that finds it withdrawn. While the mover copies, writes of the keys
+ * wait and the move is confirmed once no write admitted before the hold still runs; once the
+ * mover asks for the second step, reads wait too and it is confirmed again once no read admitted
+ * before still runs; and this proxy's own moves left in doubt or by an earlier run,
  * until a recovery pass begun after them finds them settled and they are withdrawn.
  */
 export class FollowedMoves {
@@ -55,7 +58,7 @@ export class FollowedMoves {
     this.#withdrawals.add(id);
     if (keys === undefined) return;
     if (!this.#followed.has(id))
-      this.#followed.set(id, { hold: this.#options.holds.hold(keys), confirmed: true, confirming: false });
+      this.#followed.set(id, { hold: this.#options.holds.hold(keys), confirmed: 2, confirming: false });
     this.#followed.get(id)!.own = true;
   }
 
@@ -83,15 +86,19 @@ export class FollowedMoves {
       if (followed === undefined) {
         // This node's own live moves hold their keys themselves; an earlier run's are held here.
         if (move.mover === node && !this.#withdrawals.has(move.id)) continue;
+        // While the mover copies, only writes wait; an earlier run's move, in doubt, holds all.
+        const mode = move.mover === node || move.step >= 2 ? "all" : "writes";
         followed = {
-          hold: holds.hold(move.keys),
-          confirmed: move.confirmedBy.includes(node),
+          hold: holds.hold(move.keys, mode),
+          confirmed: move.confirmedBy.includes(node) ? move.step : 0,
           confirming: false,
         };
         this.#followed.set(move.id, followed);
       }
+      // The copy is done: reads wait too from now on, and the mover waits for a second confirmation.
+      if (move.step >= 2) followed.hold.holdReads();
       // A confirmation that failed or timed out is tried again at the next visit.
-      if (move.mover !== node && !followed.confirmed && !followed.confirming)
+      if (move.mover !== node && followed.confirmed < move.step && !followed.confirming)
         void this.#confirm(move, followed);
     }
   }
@@ -113,9 +120,13 @@ export class FollowedMoves {
     this.#followed.clear();
   }
 
-  /** Confirms a move once no statement admitted before its hold still runs on its keys. */
+  /**
+   * Confirms a move's step once no statement its hold stops (writes; at step 2, reads too)
+   * admitted before the hold still runs on its keys.
+   */
   async #confirm(move: Announcement, followed: FollowedMove): Promise<void> {
     const { holds, store, log, tables, node } = this.#options;
+    const step: MoveStep = move.step >= 2 ? 2 : 1;
     followed.confirming = true;
     try {
       if (!(await holds.drained(followed.hold, store.lockTimeoutMs))) {
@@ -126,8 +137,8 @@ export class FollowedMoves {
         return;
       }
       if (this.#followed.get(move.id) !== followed) return;
-      await this.#options.quorum.run(tables.confirmSql(move.id, node));
-      followed.confirmed = true;
+      await this.#options.quorum.run(tables.confirmSql(move.id, node, step));
+      followed.confirmed = Math.max(followed.confirmed, step);
     } catch (error) {
       log.warn({ move: move.id, err: error }, "could not confirm a move to the shared directory's authority");
     } finally {

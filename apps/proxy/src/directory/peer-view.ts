@@ -34,6 +34,11 @@ export interface Announcement {
   readonly keys: readonly string[];
   readonly target: string;
   readonly ageMs: number;
+  /** 1 while the mover copies (peers hold writes), 2 once it is about to commit (reads too). */
+  readonly step: number;
+  /** Each peer that confirmed, with the step it confirmed. */
+  readonly confirmations: readonly (readonly [string, number])[];
+  /** The peers that confirmed the move's current step. */
   readonly confirmedBy: readonly string[];
 }
 
@@ -49,9 +54,17 @@ export interface PeersView {
 
 /** The `moves` column of a visit (SharedTables.visitSql): every move announced now. */
 export function readAnnouncements(json: string | null | undefined): Announcement[] {
-  return (JSON.parse(json ?? "[]") as [string, string, string[], string, number, string[]][]).map(
-    ([id, mover, keys, target, ageMs, confirmedBy]) => ({ id, mover, keys, target, ageMs, confirmedBy }),
+  return (
+    JSON.parse(json ?? "[]") as [string, string, string[], string, number, [string, number][], number | null][]
+  ).map(([id, mover, keys, target, ageMs, confirmations, step]) =>
+    announcement({ id, mover, keys, target, ageMs, step: Number(step ?? 1), confirmations }),
   );
+}
+
+/** An announcement with `confirmedBy` derived from its step and confirmations. */
+export function announcement(move: Omit<Announcement, "confirmedBy">): Announcement {
+  const confirmedBy = move.confirmations.filter(([, step]) => step >= move.step).map(([node]) => node);
+  return { ...move, confirmedBy };
 }
 
 /** The `peers` column of a visit, each with the number of `moves` it announced. */

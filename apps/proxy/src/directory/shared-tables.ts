@@ -107,8 +107,21 @@ $geoproxy$`,
   move_id bigint NOT NULL,
   node text NOT NULL,
   confirmed_at timestamptz NOT NULL DEFAULT now(),
+  step integer NOT NULL DEFAULT 1,
   PRIMARY KEY (move_id, node)
 )`,
+      // Moves and confirmations of an earlier version have one step; small tables, brief locks.
+      `DO $geoproxy$
+BEGIN
+  SET LOCAL lock_timeout = '2000ms';
+  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = ${literal(this.moves)}::regclass AND attname = 'step' AND NOT attisdropped) THEN
+    ALTER TABLE ${this.moves} ADD COLUMN IF NOT EXISTS step integer NOT NULL DEFAULT 1;
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = ${literal(this.confirms)}::regclass AND attname = 'step' AND NOT attisdropped) THEN
+    ALTER TABLE ${this.confirms} ADD COLUMN IF NOT EXISTS step integer NOT NULL DEFAULT 1;
+  END IF;
+END
+$geoproxy$`,
       `CREATE TABLE IF NOT EXISTS ${this.moving} (
   key text PRIMARY KEY,
   move_id bigint NOT NULL
@@ -165,7 +178,7 @@ $geoproxy$`,
     return `SELECT pg_catalog.pg_current_snapshot()::text AS snapshot,
   (SELECT coalesce(json_agg(json_build_array(key, region, version)), '[]') FROM ${this.directory} WHERE ${changed})::text AS entries,
   (SELECT coalesce(json_agg(json_build_array(node, home, ${age("heartbeat_at")}, sessions, pid, started_at, decision_log, authority) ORDER BY node), '[]') FROM ${this.peers})::text AS peers,
-  (SELECT coalesce(json_agg(json_build_array(m.id::text, m.mover, m.keys, m.target, ${age("m.announced_at")}, (SELECT coalesce(json_agg(c.node), '[]') FROM ${this.confirms} c WHERE c.move_id = m.id)) ORDER BY m.id), '[]') FROM ${this.moves} m)::text AS moves,
+  (SELECT coalesce(json_agg(json_build_array(m.id::text, m.mover, m.keys, m.target, ${age("m.announced_at")}, (SELECT coalesce(json_agg(json_build_array(c.node, c.step)), '[]') FROM ${this.confirms} c WHERE c.move_id = m.id), m.step) ORDER BY m.id), '[]') FROM ${this.moves} m)::text AS moves,
   (SELECT coalesce(json_agg(e.move_id::text), '[]') FROM ${this.ended} e WHERE e.move_id = ANY(${ids}) OR EXISTS (SELECT 1 FROM ${this.moves} m WHERE m.id = e.move_id))::text AS ended`;
   }
 
@@ -218,14 +231,22 @@ $geoproxy$`,
     return `SELECT m.id::text AS id, m.mover FROM ${this.moving} k JOIN ${this.moves} m ON m.id = k.move_id WHERE k.key = ANY(${textArray(keys)}) ORDER BY m.id LIMIT 1`;
   }
 
-  /** The peers' heartbeat ages and who confirmed move `id`, for the mover's wait. */
-  confirmationsSql(id: string): string {
-    return `SELECT p.node, (extract(epoch FROM now() - p.heartbeat_at) * 1000)::bigint::text AS age_ms, EXISTS (SELECT 1 FROM ${this.confirms} c WHERE c.move_id = ${literal(id)}::bigint AND c.node = p.node) AS confirmed FROM ${this.peers} p`;
+  /** The peers' heartbeat ages and who confirmed move `id` at `step` (or later), for the mover's wait. */
+  confirmationsSql(id: string, step: MoveStep = 1): string {
+    return `SELECT p.node, (extract(epoch FROM now() - p.heartbeat_at) * 1000)::bigint::text AS age_ms, EXISTS (SELECT 1 FROM ${this.confirms} c WHERE c.move_id = ${literal(id)}::bigint AND c.node = p.node AND c.step >= ${step}) AS confirmed FROM ${this.peers} p`;
   }
 
-  /** A peer's confirmation of move `id`: none is written for a move withdrawn already. */
-  confirmSql(id: string, node: string): string {
-    return `INSERT INTO ${this.confirms} (move_id, node) SELECT id, ${literal(node)} FROM ${this.moves} WHERE id = ${literal(id)}::bigint ON CONFLICT DO NOTHING`;
+  /**
+   * A peer's confirmation that it holds move `id`'s keys as `step` asks (1: writes; 2: reads
+   * too): none is written for a move withdrawn already.
+   */
+  confirmSql(id: string, node: string, step: MoveStep = 1): string {
+    return `INSERT INTO ${this.confirms} AS c (move_id, node, step) SELECT id, ${literal(node)}, ${step} FROM ${this.moves} WHERE id = ${literal(id)}::bigint ON CONFLICT (move_id, node) DO UPDATE SET step = GREATEST(c.step, EXCLUDED.step), confirmed_at = now()`;
+  }
+
+  /** The mover's copy is done: peers are asked to hold the keys' reads too, and to confirm again. */
+  stepSql(id: string, step: MoveStep): string {
+    return `UPDATE ${this.moves} SET step = GREATEST(step, ${step}) WHERE id = ${literal(id)}::bigint; SELECT pg_catalog.pg_notify(${literal(this.channel)}, 'step')`;
   }
 
   /** Withdraws moves, with their keys and confirmations (and any a peer wrote as they went). */
@@ -259,6 +280,9 @@ $geoproxy$`,
     return `DELETE FROM ${this.peers} WHERE node = ${literal(node)}`;
   }
 }
+
+/** A move's steps: 1 while it copies (peers hold writes), 2 before it commits (reads too). */
+export type MoveStep = 1 | 2;
 
 /** The xmin of a pg_snapshot's text (`xmin:xmax:xip,...`). */
 export function snapshotXmin(snapshot: string): bigint {

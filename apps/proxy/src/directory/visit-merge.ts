@@ -1,5 +1,5 @@
 import type { RegionId } from "@geo/core";
-import { type Announcement, type Peer, readAnnouncements, readPeers } from "./peer-view.js";
+import { type Announcement, announcement, type Peer, readAnnouncements, readPeers } from "./peer-view.js";
 
 /** A key's directory entry where the proxies agree: its region and the version the last move gave it. */
 export interface Entry {
@@ -91,15 +91,21 @@ export function mergeVisit(
     for (const move of readAnnouncements(visit.read["moves"])) {
       (listers.get(move.id) ?? listers.set(move.id, []).get(move.id)!).push(visit.region);
       const seen = byId.get(move.id);
+      if (seen === undefined) {
+        byId.set(move.id, move);
+        continue;
+      }
+      // A region that missed a step or a confirmation gives less: each at its most.
+      const steps = new Map<string, number>(seen.confirmations);
+      for (const [node, step] of move.confirmations) steps.set(node, Math.max(steps.get(node) ?? 0, step));
       byId.set(
         move.id,
-        seen === undefined
-          ? move
-          : {
-              ...seen,
-              ageMs: Math.min(seen.ageMs, move.ageMs),
-              confirmedBy: [...new Set([...seen.confirmedBy, ...move.confirmedBy])],
-            },
+        announcement({
+          ...seen,
+          ageMs: Math.min(seen.ageMs, move.ageMs),
+          step: Math.max(seen.step, move.step),
+          confirmations: [...steps],
+        }),
       );
     }
   }

@@ -63,4 +63,37 @@ describe("HoldRegistry", () => {
     expect(await holds.drained(hold, 1000)).toBe(true);
     hold.release();
   });
+
+  it("lets reads through a hold of writes, and stops them once it holds reads too", async () => {
+    const holds = new HoldRegistry();
+    const hold = holds.hold(["alice"], "writes");
+    const read = await holds.admit({ kind: "keys", keys: ["alice"] }, 20, false, true);
+    expect(read).not.toBeInstanceOf(PgError);
+    const write = await holds.admit({ kind: "keys", keys: ["alice"] }, 20, false, false);
+    expect((write as PgError).code).toBe("40001");
+    // A read of any key passes a hold of writes too; a write of any key does not.
+    expect(await holds.admit({ kind: "any" }, 20, false, true)).not.toBeInstanceOf(PgError);
+    expect(((await holds.admit({ kind: "any" }, 20, false, false)) as PgError).code).toBe("40001");
+    hold.holdReads();
+    expect(hold.mode).toBe("all");
+    const later = await holds.admit({ kind: "keys", keys: ["alice"] }, 20, false, true);
+    expect((later as PgError).code).toBe("40001");
+    const inBlock = await holds.admit({ kind: "keys", keys: ["alice"] }, 5000, true, true);
+    expect((inBlock as PgError).code).toBe("40001");
+  });
+
+  it("waits, holding writes, only for writes under way; holding reads too, for the reads as well", async () => {
+    const holds = new HoldRegistry();
+    const reading = ticket(await holds.admit({ kind: "keys", keys: ["alice"] }, 1000, false, true));
+    const writing = ticket(await holds.admit({ kind: "keys", keys: ["alice"] }, 1000, false, false));
+    const hold = holds.hold(["alice"], "writes");
+    expect(await holds.drained(hold, 20)).toBe(false);
+    writing.release();
+    expect(await holds.drained(hold, 20)).toBe(true);
+    hold.holdReads();
+    expect(await holds.drained(hold, 20)).toBe(false);
+    const drained = holds.drained(hold, 1000);
+    reading.release();
+    expect(await drained).toBe(true);
+  });
 });

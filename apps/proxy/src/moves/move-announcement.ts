@@ -4,12 +4,19 @@ import { PgError } from "@geo/proto";
 import { serverErrorOf } from "../directory/quorum.js";
 import type { SqlRows } from "../directory/region-runner.js";
 import type { SharedDirectory } from "../directory/shared-directory.js";
+import type { MoveStep } from "../directory/shared-tables.js";
 import { authorityUnreachable, keyMovedByPeer, peersDidNotConfirm } from "../directory/shared-errors.js";
 import type { Logger } from "../log.js";
 
 /** A move announced to the peers: withdrawn when it ends, so they let its keys go. */
 export interface AnnouncedMove {
   readonly id: string;
+  /**
+   * The second step, once the rows are copied and before the commit: every live peer holds the
+   * keys' reads too and confirms again. Null once they all did; the refusal otherwise (the move
+   * is then withdrawn, and must not commit).
+   */
+  holdReads(): Promise<PgError | null>;
   /** `settled`: nothing of the move is left in doubt; else it is withdrawn once recovery settles it. */
   withdraw(settled: boolean): Promise<void>;
 }
@@ -23,6 +30,8 @@ const CONFIRM_POLL_MS = 20;
  * before it reads the announcements: so a proxy the mover does not wait for has not yet read, and
  * will find the announcement when it does. A peer whose heartbeat is more than 1.5 x lease_ms
  * old is not waited for: by its own clock its lease ran out, and it routes these tables no more.
+ * A move has two steps: while it copies, peers hold the keys' writes; before it commits, their
+ * reads too, each confirmed by every live peer.
  */
 export class MoveAnnouncer {
   constructor(
@@ -50,6 +59,18 @@ export class MoveAnnouncer {
     }
     const announced: AnnouncedMove = {
       id,
+      holdReads: async () => {
+        try {
+          await quorum.run(tables.stepSql(id, 2));
+          const refused = await this.#confirmed(id, 2);
+          if (refused === null) return null;
+          await announced.withdraw(true);
+          return refused;
+        } catch (error) {
+          await announced.withdraw(true);
+          return error instanceof PgError ? error : authorityUnreachable(where, messageOf(error));
+        }
+      },
       withdraw: async (settled) => {
         if (!settled) {
           this.shared.withdrawLater(id, keys);
@@ -65,22 +86,31 @@ export class MoveAnnouncer {
       },
     };
     try {
-      const waitMs = config.lockTimeoutMs + 2 * config.pollMs;
-      const deadline = performance.now() + waitMs;
-      for (;;) {
-        const missing = confirmationsOf((await quorum.run(tables.confirmationsSql(id))).values())
-          .filter((peer) => peer.node !== node && !peer.confirmed && peer.ageMs < 1.5 * config.leaseMs)
-          .map((peer) => peer.node);
-        if (missing.length === 0) return announced;
-        if (performance.now() >= deadline) {
-          await announced.withdraw(true);
-          return peersDidNotConfirm(missing, waitMs);
-        }
-        await new Promise((resolve) => setTimeout(resolve, CONFIRM_POLL_MS));
-      }
+      const refused = await this.#confirmed(id, 1);
+      if (refused === null) return announced;
+      await announced.withdraw(true);
+      return refused;
     } catch (error) {
       await announced.withdraw(true);
       return error instanceof PgError ? error : authorityUnreachable(where, messageOf(error));
+    }
+  }
+
+  /**
+   * Waits until every live peer confirmed `step` of move `id`; null then, or the refusal once
+   * lock_timeout_ms + 2 x poll_ms passed with one missing. Throws when the regions do not answer.
+   */
+  async #confirmed(id: string, step: MoveStep): Promise<PgError | null> {
+    const { tables, node, quorum, config } = this.shared;
+    const waitMs = config.lockTimeoutMs + 2 * config.pollMs;
+    const deadline = performance.now() + waitMs;
+    for (;;) {
+      const missing = confirmationsOf((await quorum.run(tables.confirmationsSql(id, step))).values())
+        .filter((peer) => peer.node !== node && !peer.confirmed && peer.ageMs < 1.5 * config.leaseMs)
+        .map((peer) => peer.node);
+      if (missing.length === 0) return null;
+      if (performance.now() >= deadline) return peersDidNotConfirm(missing, waitMs);
+      await new Promise((resolve) => setTimeout(resolve, CONFIRM_POLL_MS));
     }
   }
 

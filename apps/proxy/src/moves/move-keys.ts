@@ -74,14 +74,16 @@ export interface SharedMoves {
 /**
  * Moves keys, with their rows in every geo-partitioned table, to one region in one atomic step:
  *
- * 1. Hold the keys (new statements for them wait) and wait for statements already under way.
+ * 1. Hold the keys' writes (new writes for them wait; reads still run where the rows are) and
+ *    wait for the writes already under way.
  * 2. In every region, on the proxy's own pooled connections: BEGIN, `SET LOCAL lock_timeout`,
  *    `SET LOCAL geoproxy.moving = on` (the guards let this transaction alone through).
  * 3. Find where each key's rows are (a key with rows in two regions is refused), then in each
  *    source `LOCK TABLE ... IN EXCLUSIVE MODE`: writers wait, readers do not.
  * 4. Per table, parents first: read the rows (as JSON), insert them in the destination; then,
  *    children first, delete them in the source. Each count must equal the one before it.
- * 5. Rewrite the key's directory entry in every region; commit everywhere in two phases.
+ * 5. Rewrite the key's directory entry in every region; hold the keys' reads too and wait for
+ *    the reads under way (with peers: each does, and confirms); commit everywhere in two phases.
  * 6. Point the in-memory directory at the destination and let the held statements go.
  *
  * Any failure before the commit decision rolls every region back: nothing changed.
@@ -119,7 +121,8 @@ export class KeyMover {
     for (const key of keys) this.#moving.add(key);
     const running: RunningMove = { keys, to, startedAt: new Date() };
     this.#running.add(running);
-    const hold = this.holds.hold(keys);
+    // While the rows are copied only writes wait: reads run where the rows still are.
+    const hold = this.holds.hold(keys, "writes");
     let inDoubt = false;
     try {
       if (!(await this.holds.drained(hold, this.settings.lockTimeoutMs)))
@@ -128,7 +131,15 @@ export class KeyMover {
       const announced = await this.#shared?.announcer.announce(keys, to);
       if (announced instanceof PgError) return announced;
       const progress = { committing: false };
-      const moved = await this.moveHeld(keys, to, progress);
+      // Before the commit reads wait too, here and in every peer: none may read the source after
+      // its rows are gone, nor the destination before its rows are there.
+      const holdReads = async (): Promise<PgError | null> => {
+        hold.holdReads();
+        if (!(await this.holds.drained(hold, this.settings.lockTimeoutMs)))
+          return moveLockTimeout("reads of the key were still running", this.settings.lockTimeoutMs);
+        return (await announced?.holdReads()) ?? null;
+      };
+      const moved = await this.moveHeld(keys, to, progress, holdReads);
       // Withdrawn now when it committed everywhere, or was refused before its commit began; when a
       // commit began and did not finish everywhere, once recovery has settled this node's moves.
       const settled =
@@ -196,6 +207,7 @@ export class KeyMover {
     keys: readonly string[],
     to: RegionId,
     progress: { committing: boolean },
+    holdReads: () => Promise<PgError | null>,
   ): Promise<MovedTable[] | PgError> {
     const shared = this.#shared;
     const reachable = shared?.reachable();
@@ -302,6 +314,8 @@ export class KeyMover {
         // A commit step left unanswered: the connection's state is unknown, so it is never pooled.
         abandon: () => on(region).connection.destroy(),
       }));
+      const readsHeld = await holdReads();
+      if (readsHeld !== null) return readsHeld;
       const coordinator = await this.coordinator();
       progress.committing = true;
       const result = await coordinator.commit(participants);

@@ -48,6 +48,21 @@ export interface MovesOptions {
   readonly sessions?: () => number;
 }
 
+/**
+ * A statement that can only read: a plain SELECT a replica could run, locking nothing and calling
+ * no function that might write. A move's hold lets it through while the move copies.
+ */
+function readsOnly(analysis: Analysis): boolean {
+  return (
+    analysis.kind === "select" &&
+    analysis.readOnly &&
+    analysis.needsPrimary === undefined &&
+    analysis.flags.locking === undefined &&
+    analysis.flags.userFunctions.length === 0 &&
+    analysis.flags.volatileFunctions.length === 0
+  );
+}
+
 /** An admitted statement (or simple-query string): in flight until released. */
 export interface Admission {
   /** First writes to record ahead of the statement, in the region it goes to. */
@@ -237,7 +252,7 @@ export class Moves {
     const lapsed = touch.kind === "none" ? null : (this.shared?.refusal() ?? null);
     if (lapsed !== null) return lapsed;
     const inWork = session.txn !== null && session.txn.legs.size > 0;
-    const ticket = await this.holds.admit(touch, this.storeConfig.holdMs, inWork);
+    const ticket = await this.holds.admit(touch, this.storeConfig.holdMs, inWork, analyses.every(readsOnly));
     if (ticket instanceof PgError) return ticket;
     // Looked for once admitted: no move of these keys can start before the ticket is released,
     // so what the probe finds is still true when the statement runs.
