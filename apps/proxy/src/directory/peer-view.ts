@@ -55,7 +55,15 @@ export interface PeersView {
 /** The `moves` column of a visit (SharedTables.visitSql): every move announced now. */
 export function readAnnouncements(json: string | null | undefined): Announcement[] {
   return (
-    JSON.parse(json ?? "[]") as [string, string, string[], string, number, [string, number][], number | null][]
+    JSON.parse(json ?? "[]") as [
+      string,
+      string,
+      string[],
+      string,
+      number,
+      [string, number][],
+      number | null,
+    ][]
   ).map(([id, mover, keys, target, ageMs, confirmations, step]) =>
     announcement({ id, mover, keys, target, ageMs, step: Number(step ?? 1), confirmations }),
   );

@@ -4,8 +4,8 @@ import { PgError } from "@geo/proto";
 import { serverErrorOf } from "../directory/quorum.js";
 import type { SqlRows } from "../directory/region-runner.js";
 import type { SharedDirectory } from "../directory/shared-directory.js";
-import type { MoveStep } from "../directory/shared-tables.js";
 import { authorityUnreachable, keyMovedByPeer, peersDidNotConfirm } from "../directory/shared-errors.js";
+import type { MoveStep } from "../directory/shared-tables.js";
 import type { Logger } from "../log.js";
 
 /** A move announced to the peers: withdrawn when it ends, so they let its keys go. */

@@ -9,7 +9,16 @@ function peer(node: string, home: string, heartbeatAgeMs: number, moves = 0): Pe
 }
 
 function move(id: string, mover: string): Announcement {
-  return { id, mover, keys: ["k"], target: "us-east", ageMs: 10, confirmedBy: [], step: 1, confirmations: [] };
+  return {
+    id,
+    mover,
+    keys: ["k"],
+    target: "us-east",
+    ageMs: 10,
+    confirmedBy: [],
+    step: 1,
+    confirmations: [],
+  };
 }
 
 function view(peers: Peer[], leaseAgeMs: number | undefined, following: Announcement[] = []): PeersView {
