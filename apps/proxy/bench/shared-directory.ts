@@ -14,8 +14,8 @@ import { startCluster } from "@geo/testkit";
 import pg from "pg";
 import { SharedTables } from "../src/directory/shared-tables.js";
 import { type RunningProxy, startProxy } from "../src/index.js";
-import { regionsToml } from "../test/support/fake-regions.js";
-import { MOVE_SCHEMA } from "../test/support/move-regions.js";
+import { REGIONS, regionsToml } from "../test/support/fake-regions.js";
+import { connectDirect, MOVE_SCHEMA } from "../test/support/move-regions.js";
 
 const ROUNDS = Number(process.env["ROUNDS"] ?? 300);
 const MOVES = 10;
@@ -145,19 +145,10 @@ async function sharedRun(label: string, store: string, prefix: string): Promise<
 
 /** A visit as a proxy runs it: the heartbeat, then the read of what changed, in `regions` (each step done at a majority of them). */
 async function visitRun(label: string, indexes: readonly number[]): Promise<void> {
-  const directs = await Promise.all(
-    indexes.map(async (index) => {
-      const server = cluster.servers[index]!;
-      const direct = new pg.Client({
-        host: server.host,
-        port: server.port,
-        user: "postgres",
-        database: "postgres",
-      });
-      await direct.connect();
-      return direct;
-    }),
-  );
+  const all = await connectDirect(cluster);
+  const directs = indexes.map((index) => all[REGIONS[index]!]);
+  for (const client of Object.values(all))
+    if (!directs.includes(client)) await client.end().catch(() => undefined);
   const need = Math.floor(directs.length / 2) + 1;
   const majority = <T>(steps: Promise<T>[]): Promise<T[]> =>
     new Promise((resolve, reject) => {

@@ -6,7 +6,15 @@ import { SharedTables } from "../src/directory/shared-tables.js";
 import { REGIONS, type RegionName, regionsToml } from "./support/fake-regions.js";
 import { ServerFreezer } from "./support/frozen-server.js";
 import { ProxyChild } from "./support/proxy-child.js";
-import { LEASE_MS, POLL_MS, SHARED_STORE, SharedProxies, until } from "./support/shared-proxies.js";
+import {
+  incrementUntilStopped,
+  LEASE_MS,
+  POLL_MS,
+  peers,
+  SHARED_STORE,
+  SharedProxies,
+  until,
+} from "./support/shared-proxies.js";
 
 // Several proxies as real processes over three real servers, sharing one directory whose
 // authority is eu-west: each homed in another region, they agree on new keys, a move through one
@@ -25,22 +33,7 @@ function launch(node: string, home: RegionName, store = SHARED_STORE): Promise<P
 
 const connect = (port: number): Promise<pg.Client> => proxies.connect(port);
 
-/** The regions whose own server holds rows of `key`. */
-async function regionsWith(key: string): Promise<RegionName[]> {
-  const found: RegionName[] = [];
-  for (const region of REGIONS) {
-    const { rows } = await proxies.direct[region].query(
-      "SELECT count(*)::int AS n FROM users WHERE tenant_id = $1",
-      [key],
-    );
-    if (rows[0].n > 0) found.push(region);
-  }
-  return found;
-}
-
-async function peers(client: pg.Client): Promise<Record<string, string | null>[]> {
-  return (await client.query("SHOW PEERS")).rows;
-}
+const regionsWith = (key: string): Promise<RegionName[]> => proxies.regionsWith(key);
 
 describe("a directory shared by two proxies", () => {
   it("lists both proxies in SHOW PEERS with their homes and leases, and a stopped one leaves the list", async () => {
@@ -115,24 +108,7 @@ describe("a directory shared by two proxies", () => {
     ]);
     await clientB.query("INSERT INTO users (tenant_id, id, name) VALUES ('counter', 1, '0')");
     const start = (await regionsWith("counter"))[0]!;
-    let committed = 0;
-    let lost = 0;
-    const refused: string[] = [];
-    let stop = false;
-    const writer = (async () => {
-      while (!stop) {
-        try {
-          const result = await clientB.query(
-            "UPDATE users SET name = (name::int + 1)::text WHERE tenant_id = 'counter' AND id = 1",
-          );
-          if (result.rowCount === 1) committed++;
-          else lost++;
-        } catch (error) {
-          refused.push((error as { code?: string }).code ?? String(error));
-          await new Promise((resolve) => setTimeout(resolve, 10));
-        }
-      }
-    })();
+    const writer = incrementUntilStopped(clientB, "counter");
     const targets = REGIONS.filter((region) => region !== start);
     const moved: RegionName[] = [];
     for (const to of [...targets, start, targets[0]!]) {
@@ -142,8 +118,7 @@ describe("a directory shared by two proxies", () => {
       moved.push(to);
     }
     await new Promise((resolve) => setTimeout(resolve, 150));
-    stop = true;
-    await writer;
+    const { committed, lost, refused } = await writer.stop();
     const where = await regionsWith("counter");
     expect(where).toEqual([moved.at(-1)]);
     const { rows } = await proxies.direct[where[0]!].query(

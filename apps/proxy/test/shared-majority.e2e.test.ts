@@ -3,7 +3,15 @@ import type pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { REGIONS, type RegionName } from "./support/fake-regions.js";
 import type { ProxyChild } from "./support/proxy-child.js";
-import { LEASE_MS, MAJORITY_STORE, SHARED_STORE, SharedProxies, until } from "./support/shared-proxies.js";
+import {
+  incrementUntilStopped,
+  LEASE_MS,
+  MAJORITY_STORE,
+  peers,
+  SHARED_STORE,
+  SharedProxies,
+  until,
+} from "./support/shared-proxies.js";
 
 // Two proxies as real processes over three real servers, agreeing in a majority of the regions
 // (`authority = "majority"`): new keys placed by Paxos with every region an acceptor, moves
@@ -56,18 +64,8 @@ function psqlCopy(port: number, data: string): Promise<{ code: number | null; ou
 
 const connect = (port: number): Promise<pg.Client> => proxies.connect(port);
 
-/** The regions whose own server holds rows of `key`. */
-async function regionsWith(key: string, among: readonly RegionName[] = REGIONS): Promise<RegionName[]> {
-  const found: RegionName[] = [];
-  for (const region of among) {
-    const { rows } = await proxies.direct[region].query(
-      "SELECT count(*)::int AS n FROM users WHERE tenant_id = $1",
-      [key],
-    );
-    if (rows[0].n > 0) found.push(region);
-  }
-  return found;
-}
+const regionsWith = (key: string, among?: readonly RegionName[]): Promise<RegionName[]> =>
+  proxies.regionsWith(key, among);
 
 /** `key`'s directory row in `region`'s own table, as [region, version], or null. */
 async function entryIn(region: RegionName, key: string): Promise<[string, number] | null> {
@@ -76,10 +74,6 @@ async function entryIn(region: RegionName, key: string): Promise<[string, number
     [key],
   );
   return rows.length === 0 ? null : [rows[0].region, rows[0].version];
-}
-
-async function peers(client: pg.Client): Promise<Record<string, string | null>[]> {
-  return (await client.query("SHOW PEERS")).rows;
 }
 
 /** Stops region `index`'s server; its direct client goes with it. */
@@ -167,32 +161,14 @@ describe("a directory shared in a majority of the regions", () => {
       connect(await b.listening()),
     ]);
     await clientB.query("INSERT INTO users (tenant_id, id, name) VALUES ('counter', 1, '0')");
-    let committed = 0;
-    let lost = 0;
-    const refused: string[] = [];
-    let stop = false;
-    const writer = (async () => {
-      while (!stop) {
-        try {
-          const result = await clientB.query(
-            "UPDATE users SET name = (name::int + 1)::text WHERE tenant_id = 'counter' AND id = 1",
-          );
-          if (result.rowCount === 1) committed++;
-          else lost++;
-        } catch (error) {
-          refused.push((error as { code?: string }).code ?? String(error));
-          await new Promise((resolve) => setTimeout(resolve, 10));
-        }
-      }
-    })();
+    const writer = incrementUntilStopped(clientB, "counter");
     const path: RegionName[] = ["ap-south", "eu-west", "us-east", "ap-south"];
     for (const to of path) {
       await new Promise((resolve) => setTimeout(resolve, 150));
       await clientA.query(`RELOCATE counter TO '${to}'`);
     }
     await new Promise((resolve) => setTimeout(resolve, 150));
-    stop = true;
-    await writer;
+    const { committed, lost, refused } = await writer.stop();
     expect(await regionsWith("counter")).toEqual(["ap-south"]);
     const { rows } = await proxies.direct["ap-south"].query(
       "SELECT name FROM users WHERE tenant_id = 'counter'",
@@ -231,33 +207,16 @@ describe("a directory shared in a majority of the regions", () => {
     await until(async () => (await peers(clientA)).length === 2 && (await peers(clientB)).length === 2, 5000);
 
     // Increments through both proxies, of keys whose regions stay up, for the whole outage.
-    const counts = { alice: 0, bob: 0 };
-    const failures: string[] = [];
-    let stop = false;
-    const increment = async (client: pg.Client, key: "alice" | "bob"): Promise<void> => {
-      while (!stop) {
-        try {
-          const result = await client.query(
-            "UPDATE users SET name = (name::int + 1)::text WHERE tenant_id = $1 AND id = 1",
-            [key],
-          );
-          if (result.rowCount === 1) counts[key]++;
-          else failures.push(`${key}: UPDATE ${result.rowCount}`);
-        } catch (error) {
-          failures.push(`${key}: ${(error as { code?: string }).code} ${(error as Error).message}`);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
-    };
-    const writers = [increment(clientA, "alice"), increment(clientB, "bob")];
+    const alice = incrementUntilStopped(clientA, "alice", 5);
+    const bob = incrementUntilStopped(clientB, "bob", 5);
 
     await stopRegion(2); // ap-south
     // Well past the lease: both proxies still route, on a majority of two regions.
     await new Promise((resolve) => setTimeout(resolve, 3 * LEASE_MS));
-    const before = { ...counts };
+    const before = [alice.counts.committed, bob.counts.committed];
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(counts.alice).toBeGreaterThan(before.alice);
-    expect(counts.bob).toBeGreaterThan(before.bob);
+    expect(alice.counts.committed).toBeGreaterThan(before[0]!);
+    expect(bob.counts.committed).toBeGreaterThan(before[1]!);
     // A key whose rows are in the region that is down cannot be moved; nothing is touched.
     const stuck = await clientA.query("RELOCATE chandra TO 'eu-west'").catch((error) => error);
     expect(stuck.code).toBe("57P03");
@@ -304,15 +263,18 @@ describe("a directory shared in a majority of the regions", () => {
     );
     expect(await regionsWith("chandra")).toEqual(["eu-west"]);
 
-    stop = true;
-    await Promise.all(writers);
-    expect(failures).toEqual([]);
-    const alice = await proxies.direct["us-east"].query("SELECT name FROM users WHERE tenant_id = 'alice'");
-    const bob = await proxies.direct["us-east"].query("SELECT name FROM users WHERE tenant_id = 'bob'");
-    expect(Number(alice.rows[0].name)).toBe(counts.alice);
-    expect(Number(bob.rows[0].name)).toBe(counts.bob);
-    expect(counts.alice).toBeGreaterThan(20);
-    expect(counts.bob).toBeGreaterThan(20);
+    for (const [key, writer] of [
+      ["alice", alice],
+      ["bob", bob],
+    ] as const) {
+      const { committed, lost, refused } = await writer.stop();
+      expect({ key, lost, refused }).toEqual({ key, lost: 0, refused: [] });
+      const { rows } = await proxies.direct["us-east"].query("SELECT name FROM users WHERE tenant_id = $1", [
+        key,
+      ]);
+      expect(Number(rows[0].name)).toBe(committed);
+      expect(committed).toBeGreaterThan(20);
+    }
   });
 
   it.each([

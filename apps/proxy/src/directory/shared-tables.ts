@@ -61,20 +61,13 @@ export class SharedTables {
     return [
       // A region whose server lost it (restored, or a crash with commits not yet on disk).
       new DirectoryTable(this.plain).createSql(),
-      `DO $geoproxy$
-BEGIN
-  SET LOCAL lock_timeout = '2000ms';
-  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = ${literal(this.directory)}::regclass AND attname = 'written_xid' AND NOT attisdropped) THEN
-    ALTER TABLE ${this.directory} ADD COLUMN IF NOT EXISTS written_xid xid8;
-  END IF;
-  IF pg_catalog.to_regclass(${literal(this.indexName)}) IS NULL THEN
+      briefly([
+        addMissing(this.directory, "written_xid", "xid8"),
+        `  IF pg_catalog.to_regclass(${literal(this.indexName)}) IS NULL THEN
     CREATE INDEX IF NOT EXISTS ${this.versionIndex} ON ${this.directory} (written_xid);
-  END IF;
-  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = ${literal(this.directory)}::regclass AND attname = 'version' AND NOT attisdropped) THEN
-    ALTER TABLE ${this.directory} ADD COLUMN IF NOT EXISTS version bigint NOT NULL DEFAULT 0;
-  END IF;
-END
-$geoproxy$`,
+  END IF;`,
+        addMissing(this.directory, "version", "bigint NOT NULL DEFAULT 0"),
+      ]),
       `CREATE TABLE IF NOT EXISTS ${this.peers} (
   node text PRIMARY KEY,
   home text NOT NULL,
@@ -82,26 +75,16 @@ $geoproxy$`,
   sessions integer NOT NULL DEFAULT 0,
   started_at timestamptz NOT NULL,
   decision_log text,
+  authority text,
   heartbeat_at timestamptz NOT NULL DEFAULT now()
 )`,
-      // Peers tables of an earlier version lack it; small, so the lock is brief.
-      `DO $geoproxy$
-BEGIN
-  SET LOCAL lock_timeout = '2000ms';
-  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = ${literal(this.peers)}::regclass AND attname = 'decision_log' AND NOT attisdropped) THEN
-    ALTER TABLE ${this.peers} ADD COLUMN IF NOT EXISTS decision_log text;
-  END IF;
-  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = ${literal(this.peers)}::regclass AND attname = 'authority' AND NOT attisdropped) THEN
-    ALTER TABLE ${this.peers} ADD COLUMN IF NOT EXISTS authority text;
-  END IF;
-END
-$geoproxy$`,
       `CREATE TABLE IF NOT EXISTS ${this.moves} (
   id bigserial PRIMARY KEY,
   mover text NOT NULL,
   keys text[] NOT NULL,
   target text NOT NULL,
-  announced_at timestamptz NOT NULL DEFAULT now()
+  announced_at timestamptz NOT NULL DEFAULT now(),
+  step integer NOT NULL DEFAULT 1
 )`,
       `CREATE TABLE IF NOT EXISTS ${this.confirms} (
   move_id bigint NOT NULL,
@@ -110,18 +93,13 @@ $geoproxy$`,
   step integer NOT NULL DEFAULT 1,
   PRIMARY KEY (move_id, node)
 )`,
-      // Moves and confirmations of an earlier version have one step; small tables, brief locks.
-      `DO $geoproxy$
-BEGIN
-  SET LOCAL lock_timeout = '2000ms';
-  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = ${literal(this.moves)}::regclass AND attname = 'step' AND NOT attisdropped) THEN
-    ALTER TABLE ${this.moves} ADD COLUMN IF NOT EXISTS step integer NOT NULL DEFAULT 1;
-  END IF;
-  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = ${literal(this.confirms)}::regclass AND attname = 'step' AND NOT attisdropped) THEN
-    ALTER TABLE ${this.confirms} ADD COLUMN IF NOT EXISTS step integer NOT NULL DEFAULT 1;
-  END IF;
-END
-$geoproxy$`,
+      // Tables of an earlier version lack these; small tables, so the locks are brief.
+      briefly([
+        addMissing(this.peers, "decision_log", "text"),
+        addMissing(this.peers, "authority", "text"),
+        addMissing(this.moves, "step", "integer NOT NULL DEFAULT 1"),
+        addMissing(this.confirms, "step", "integer NOT NULL DEFAULT 1"),
+      ]),
       `CREATE TABLE IF NOT EXISTS ${this.moving} (
   key text PRIMARY KEY,
   move_id bigint NOT NULL
@@ -279,6 +257,27 @@ $geoproxy$`,
   leaveSql(node: string): string {
     return `DELETE FROM ${this.peers} WHERE node = ${literal(node)}`;
   }
+}
+
+/**
+ * Adds `column` to `table` when the catalog lacks it: ALTER TABLE locks the table even when
+ * IF NOT EXISTS makes it do nothing, and a lock queued behind a long transaction would stop every
+ * proxy's visit behind it.
+ */
+function addMissing(table: string, column: string, type: string): string {
+  return `  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute WHERE attrelid = ${literal(table)}::regclass AND attname = ${literal(column)} AND NOT attisdropped) THEN
+    ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS ${ident(column)} ${type};
+  END IF;`;
+}
+
+/** Steps run in one DO block whose locks wait 2 s at most. */
+function briefly(steps: readonly string[]): string {
+  return `DO $geoproxy$
+BEGIN
+  SET LOCAL lock_timeout = '2000ms';
+${steps.join("\n")}
+END
+$geoproxy$`;
 }
 
 /** A move's steps: 1 while it copies (peers hold writes), 2 before it commits (reads too). */

@@ -123,6 +123,19 @@ export class SharedProxies {
     return client;
   }
 
+  /** The regions (of `among`) whose own server holds rows of `key` in users. */
+  async regionsWith(key: string, among: readonly RegionName[] = REGIONS): Promise<RegionName[]> {
+    const found: RegionName[] = [];
+    for (const region of among) {
+      const { rows } = await this.direct[region].query(
+        "SELECT count(*)::int AS n FROM users WHERE tenant_id = $1",
+        [key],
+      );
+      if (rows[0].n > 0) found.push(region);
+    }
+    return found;
+  }
+
   /** A client straight to region `index`'s server, as postgres. */
   async connectServer(index: number): Promise<pg.Client> {
     const server = this.cluster.servers[index]!;
@@ -137,6 +150,11 @@ export class SharedProxies {
   }
 }
 
+/** SHOW PEERS through `client`. */
+export async function peers(client: pg.Client): Promise<Record<string, string | null>[]> {
+  return (await client.query("SHOW PEERS")).rows;
+}
+
 /** Resolves once `check` holds; rejects after `timeoutMs`. */
 export async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -144,4 +162,51 @@ export async function until(check: () => Promise<boolean>, timeoutMs: number): P
     if (Date.now() > deadline) throw new Error(`not true within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/** What increments of one row told their client. */
+export interface Increments {
+  /** UPDATE 1: committed. */
+  committed: number;
+  /** UPDATE 0: the row was not where the statement went (a lost write). */
+  lost: number;
+  /** The SQLSTATE (or message) of each refused increment. */
+  readonly refused: string[];
+}
+
+/**
+ * Increments `key`'s row with id 1 (its `name` holds the count) through `client`, one statement
+ * at a time, until the returned `stop` is called; `stop` resolves with what they were told.
+ */
+export function incrementUntilStopped(
+  client: pg.Client,
+  key: string,
+  pauseMs = 0,
+): { readonly counts: Increments; stop(): Promise<Increments> } {
+  const counts: Increments = { committed: 0, lost: 0, refused: [] };
+  let stopped = false;
+  const running = (async () => {
+    while (!stopped) {
+      try {
+        const result = await client.query(
+          "UPDATE users SET name = (name::int + 1)::text WHERE tenant_id = $1 AND id = 1",
+          [key],
+        );
+        if (result.rowCount === 1) counts.committed++;
+        else counts.lost++;
+      } catch (error) {
+        counts.refused.push((error as { code?: string }).code ?? String(error));
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
+  })();
+  return {
+    counts,
+    stop: async () => {
+      stopped = true;
+      await running;
+      return counts;
+    },
+  };
 }
