@@ -62,7 +62,7 @@ function proposer(node: string): Proposer {
   let kept: { step: RegExp; regions: readonly RegionName[] } | undefined;
   const runner = {
     runWithin: async (region: RegionName, sql: string): Promise<SqlRows> => {
-      if (!reach.has(region) || (kept !== undefined && kept.regions.includes(region) && kept.step.test(sql)))
+      if (!reach.has(region) || (kept?.regions.includes(region) && kept.step.test(sql)))
         throw new Error(`region ${region} is out of reach`);
       const result = await pools[region].query(sql);
       const rows = (Array.isArray(result) ? result.at(-1) : result).rows as Record<string, unknown>[];

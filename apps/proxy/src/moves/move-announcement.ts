@@ -42,7 +42,7 @@ export class MoveAnnouncer {
   async announce(keys: readonly string[], to: RegionId): Promise<AnnouncedMove | PgError> {
     const refused = this.shared.refusal();
     if (refused !== null) return refused;
-    const { tables, node, quorum, config } = this.shared;
+    const { tables, node, quorum } = this.shared;
     const where = quorum.where;
     // Chosen here, not by the table's sequence: an announcement whose answer is lost can still be
     // withdrawn by its id (it may have committed).
