@@ -147,6 +147,19 @@ describe("claims of new keys by Paxos, every region an acceptor", () => {
     expect(Object.values(accepted).filter((region) => region === "us-east").length).toBeGreaterThanOrEqual(2);
   });
 
+  it("answers a key's newest directory entry, not its first placement, once it has moved", async () => {
+    const a = proposer("eu-proxy");
+    expect(await a.claims.claim(["k"], "eu-west")).toEqual(new Map([["k", "eu-west"]]));
+    // The key moved to ap-south since (version 1), its entry written in two regions of three.
+    for (const region of ["us-east", "ap-south"] as const)
+      await direct[region].query(
+        `INSERT INTO ${tables.directory} (key, region, version) VALUES ('k', 'ap-south', 1) ON CONFLICT (key) DO UPDATE SET region = 'ap-south', version = 1`,
+      );
+    const b = proposer("us-proxy");
+    b.reach.delete("ap-south");
+    expect(await b.claims.claim(["k"], "us-east")).toEqual(new Map([["k", "ap-south"]]));
+  });
+
   it("places each of 200 keys claimed by three proposers at once in one region, the same for all three", async () => {
     const proposers = [proposer("eu-proxy"), proposer("us-proxy"), proposer("ap-proxy")];
     const wanted: RegionName[] = ["eu-west", "us-east", "ap-south"];

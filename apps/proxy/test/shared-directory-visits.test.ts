@@ -66,7 +66,11 @@ class ScriptedAuthority {
   }
 }
 
-function visitAnswer(entries: [string, string][], xmin: string): Record<string, string> {
+/** A visit's answer: entries as [key, region] (version 0) or [key, region, version]. */
+function visitAnswer(
+  entries: ([string, string] | [string, string, number])[],
+  xmin: string,
+): Record<string, string> {
   return { snapshot: `${xmin}:${xmin}:`, entries: JSON.stringify(entries), peers: "[]", moves: "[]" };
 }
 
@@ -103,7 +107,7 @@ describe("a shared directory's visit", () => {
     // The move commits and points the key at eu-west while the visit's snapshot, older, is on its way.
     directory.assign("k", "eu-west");
     shared.assignedHere(["k"]);
-    answer.resolve(visitAnswer([["k", "us-east"]], "100"));
+    answer.resolve(visitAnswer([["k", "us-east", 1]], "100"));
     await first;
     expect(directory.lookup("k")).toBe("eu-west");
 
@@ -112,12 +116,12 @@ describe("a shared directory's visit", () => {
     // From snapshot 100, and the key skipped above whatever that snapshot saw.
     expect(authority.visits[1]!.sql).toContain("'100:100:'::pg_catalog.pg_snapshot");
     expect(authority.visits[1]!.sql).toMatch(/OR key = ANY\(ARRAY\[E?'k'\]/);
-    again.resolve(visitAnswer([["k", "eu-west"]], "120"));
+    again.resolve(visitAnswer([["k", "eu-west", 2]], "120"));
     await second;
     expect(directory.lookup("k")).toBe("eu-west");
 
     const third = shared.visit();
-    (await authority.visitAsked()).resolve(visitAnswer([["k", "us-east"]], "130"));
+    (await authority.visitAsked()).resolve(visitAnswer([["k", "us-east", 3]], "130"));
     await third;
     expect(authority.visits[2]!.sql).toContain("'120:120:'::pg_catalog.pg_snapshot");
     expect(authority.visits[2]!.sql).not.toContain("OR key = ANY");
@@ -175,20 +179,34 @@ describe("a shared directory's visit", () => {
     expect(authority.statements.some((sql) => sql.startsWith("DELETE FROM"))).toBe(false);
   });
 
-  it("reads the whole directory again when the authority's snapshot went back", async () => {
+  it("reads the whole directory again when the authority's snapshot went back, keeps the newer entries it read before, and writes them back", async () => {
     const authority = new ScriptedAuthority();
     const directory = new MemoryDirectory();
     const shared = sharedDirectory(authority, directory, new HoldRegistry());
     const first = shared.visit();
-    (await authority.visitAsked()).resolve(visitAnswer([["k", "us-east"]], "200"));
+    (await authority.visitAsked()).resolve(visitAnswer([["k", "us-east", 3]], "200"));
     await first;
     const second = shared.visit();
-    // Restored from a backup, or a promoted replica that was behind: ids below the last xmin.
+    // Restored from a backup, or a promoted replica that was behind: ids below the last xmin, and
+    // k's last move lost there (its rows moved to us-east all the same).
     (await authority.visitAsked()).resolve(visitAnswer([], "150"));
-    (await authority.visitAsked()).resolve(visitAnswer([["k", "ap-south"]], "150"));
+    (await authority.visitAsked()).resolve(
+      visitAnswer(
+        [
+          ["k", "ap-south", 1],
+          ["n", "eu-west", 0],
+        ],
+        "150",
+      ),
+    );
     await second;
     expect(authority.visits[1]!.sql).toContain("'200:200:'");
     expect(authority.visits[2]!.sql).toContain("written_xid IS NOT NULL");
-    expect(directory.lookup("k")).toBe("ap-south");
+    expect(directory.lookup("k")).toBe("us-east");
+    expect(directory.lookup("n")).toBe("eu-west");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const written = authority.statements.find((sql) => sql.includes("WHERE d.version < EXCLUDED.version"));
+    expect(written).toContain("'k'");
+    expect(written).toContain("ARRAY[3]::bigint[]");
   });
 });

@@ -48,7 +48,14 @@ export class DirectoryStore {
   ) {
     this.table = new DirectoryTable(config.table);
     this.geoTables = geoTablesOf(topology);
+    this.#versioned = config.shared && config.authority === "majority";
   }
+
+  /**
+   * Shared in a majority of the regions: a late region's entry that disagrees is one the region
+   * missed a move of (the visits, which compare versions, catch it up), not a conflict.
+   */
+  readonly #versioned: boolean;
 
   /**
    * Creates the table in every region (idempotently; two proxies starting at once may race on
@@ -99,7 +106,8 @@ export class DirectoryStore {
   /**
    * A region that was unreachable when the store opened, now answering: its table and guards are
    * prepared as `open` would have, and its entries join the directory. An entry that disagrees
-   * with what the directory holds takes the key out, as at start.
+   * with what the directory holds takes the key out, as at start (shared in a majority: the
+   * directory's entry stays; the region is behind).
    */
   async openRegion(region: RegionId): Promise<void> {
     await this.prepareRegion(region);
@@ -118,7 +126,7 @@ export class DirectoryStore {
       if (current === undefined) {
         this.directory.assign(key, placed);
         added++;
-      } else if (current !== placed) {
+      } else if (current !== placed && !this.#versioned) {
         this.directory.remove(key);
         this.#conflicting.add(key);
         conflicting.push(key);

@@ -14,6 +14,11 @@ export interface FollowedMovesOptions {
   readonly quorum: Quorum;
   /** True once a recovery pass begun after the call found every move this node prepared settled. */
   readonly settled: () => Promise<boolean>;
+  /**
+   * With a majority: reads the keys' entries again from a majority, before a withdrawn move's
+   * hold ends; false when no majority answered (the hold stays until a later visit).
+   */
+  readonly refresh?: (keys: readonly string[]) => Promise<boolean>;
   readonly log: Logger;
 }
 
@@ -71,8 +76,14 @@ export class FollowedMoves {
     const live = new Set(moves.map((move) => move.id));
     // Withdrawn: the move's entries (committed before it was withdrawn) were applied before this.
     let released = false;
-    for (const [id, followed] of this.#followed) {
-      if (live.has(id) || (followed.own === true && this.#withdrawals.has(id))) continue;
+    const ended = [...this.#followed].filter(
+      ([id, followed]) => !live.has(id) && !(followed.own === true && this.#withdrawals.has(id)),
+    );
+    for (const [id, followed] of ended) {
+      // The region that showed the withdrawal may be one the move left out, without its new
+      // entry: the entries are read again from a majority, which the move's commit reached.
+      if (this.#options.refresh !== undefined && !(await this.#options.refresh([...followed.hold.keys])))
+        continue;
       followed.hold.release();
       this.#followed.delete(id);
       released = true;

@@ -64,12 +64,21 @@ export class PaxosClaims {
     return chosen;
   }
 
-  /** One round for `keys`: the keys whose region a majority accepted, with it. */
+  /**
+   * One round for `keys`: the keys whose region a majority accepted, with it. A key a region of
+   * the majority already lists has moved, or was placed, since: its newest entry is where it is.
+   */
   async #tryRound(keys: readonly string[], wanted: RegionId): Promise<Map<string, RegionId>> {
     const ballot: Ballot = { n: this.#round++, by: this.node };
     const promises = [...(await this.quorum.run(this.#prepareSql(keys, ballot))).values()].map(byKey);
     const proposals = new Map<string, RegionId>();
+    const decided = new Map<string, RegionId>();
     for (const key of keys) {
+      const listed = newestEntry(promises.map((answer) => answer.get(key)));
+      if (listed !== undefined) {
+        decided.set(key, listed);
+        continue;
+      }
       let promised = 0;
       let highest: { n: number; by: string; region: string } | undefined;
       for (const answer of promises) {
@@ -85,9 +94,8 @@ export class PaxosClaims {
       }
       if (promised >= this.quorum.need) proposals.set(key, highest?.region ?? wanted);
     }
-    if (proposals.size === 0) return proposals;
+    if (proposals.size === 0) return decided;
     const accepts = [...(await this.quorum.run(this.#acceptSql(proposals, ballot))).values()].map(byKey);
-    const decided = new Map<string, RegionId>();
     for (const [key, region] of proposals) {
       let accepted = 0;
       for (const answer of accepts) if (answer.has(key)) accepted++;
@@ -102,7 +110,7 @@ export class PaxosClaims {
    */
   #prepareSql(keys: readonly string[], ballot: Ballot): string {
     const t = this.tables.ballots;
-    return `WITH want AS (SELECT unnest(${textArray(keys)}) AS key), promised AS (INSERT INTO ${t} AS p (key, promised_n, promised_by) SELECT key, ${ballot.n}, ${literal(ballot.by)} FROM want ON CONFLICT (key) DO UPDATE SET promised_n = EXCLUDED.promised_n, promised_by = EXCLUDED.promised_by WHERE (p.promised_n, p.promised_by COLLATE "C") < (EXCLUDED.promised_n, EXCLUDED.promised_by COLLATE "C") RETURNING key, accepted_n, accepted_by, accepted_region) SELECT w.key, (x.key IS NOT NULL) AS promised, x.accepted_n::text AS accepted_n, x.accepted_by, x.accepted_region, b.promised_n::text AS seen_n FROM want w LEFT JOIN promised x ON x.key = w.key LEFT JOIN ${t} b ON b.key = w.key`;
+    return `WITH want AS (SELECT DISTINCT unnest(${textArray(keys)}) AS key), promised AS (INSERT INTO ${t} AS p (key, promised_n, promised_by) SELECT key, ${ballot.n}, ${literal(ballot.by)} FROM want ON CONFLICT (key) DO UPDATE SET promised_n = EXCLUDED.promised_n, promised_by = EXCLUDED.promised_by WHERE (p.promised_n, p.promised_by COLLATE "C") < (EXCLUDED.promised_n, EXCLUDED.promised_by COLLATE "C") RETURNING key, accepted_n, accepted_by, accepted_region) SELECT w.key, (x.key IS NOT NULL) AS promised, x.accepted_n::text AS accepted_n, x.accepted_by, x.accepted_region, b.promised_n::text AS seen_n, d.region AS entry_region, d.version::text AS entry_version FROM want w LEFT JOIN promised x ON x.key = w.key LEFT JOIN ${t} b ON b.key = w.key LEFT JOIN ${this.tables.directory} d ON d.key = w.key`;
   }
 
   /** Accepts each key's proposal unless the acceptor promised a higher ballot meanwhile; returns the keys accepted. */
@@ -121,6 +129,18 @@ export class PaxosClaims {
     const regions = textArray([...chosen.values()]);
     return `INSERT INTO ${this.tables.directory} (key, region, written_xid) SELECT k, r, pg_catalog.pg_current_xact_id() FROM unnest(${keys}, ${regions}) AS u(k, r) ON CONFLICT (key) DO NOTHING`;
   }
+}
+
+/** The region of the highest-versioned directory entry among the acceptors' answers, if any lists one. */
+function newestEntry(rows: readonly (Record<string, string | null> | undefined)[]): RegionId | undefined {
+  let newest: { region: string; version: number } | undefined;
+  for (const row of rows) {
+    const region = row?.["entry_region"];
+    if (region == null) continue;
+    const version = Number(row?.["entry_version"] ?? 0);
+    if (newest === undefined || version > newest.version) newest = { region, version };
+  }
+  return newest?.region;
 }
 
 function byKey(answer: SqlRows): Map<string, Record<string, string | null>> {

@@ -37,8 +37,12 @@ export class QuorumError extends Error {
  */
 export class Quorum {
   readonly need: number;
-  /** Each region's last outcome, late answers included: true when it answered. */
-  readonly #answering = new Map<RegionId, boolean>();
+  /**
+   * Each region's outcome of the latest step sent there that settled, late answers included:
+   * an older step that fails late does not hide that a newer one answered.
+   */
+  readonly #answering = new Map<RegionId, { readonly sent: number; readonly answered: boolean }>();
+  #sent = 0;
 
   constructor(
     private readonly runner: RegionRunner,
@@ -70,12 +74,13 @@ export class Quorum {
     const answered = new Map<RegionId, T>();
     const failures = new Map<RegionId, unknown>();
     const total = this.regions.length;
+    const sent = ++this.#sent;
     return new Promise((resolve, reject) => {
       let settled = false;
       for (const region of this.regions) {
         work(region).then(
           (answer) => {
-            this.#answering.set(region, true);
+            this.#outcome(region, sent, true);
             if (settled) return;
             answered.set(region, answer);
             if (answered.size >= this.need) {
@@ -84,7 +89,7 @@ export class Quorum {
             }
           },
           (error: unknown) => {
-            this.#answering.set(region, false);
+            this.#outcome(region, sent, false);
             if (settled) return;
             failures.set(region, error);
             if (total - failures.size < this.need) {
@@ -98,9 +103,14 @@ export class Quorum {
     });
   }
 
-  /** The regions whose last step answered (a late answer counts: it came). */
+  /** The regions whose latest settled step answered (a late answer counts: it came). */
   answering(): Set<RegionId> {
-    return new Set(this.regions.filter((region) => this.#answering.get(region) === true));
+    return new Set(this.regions.filter((region) => this.#answering.get(region)?.answered === true));
+  }
+
+  #outcome(region: RegionId, sent: number, answered: boolean): void {
+    const last = this.#answering.get(region);
+    if (last === undefined || last.sent <= sent) this.#answering.set(region, { sent, answered });
   }
 
   /** One statement in one region, bounded as every step is. */

@@ -84,7 +84,10 @@ export class SharedDirectory {
   readonly #fromSnapshot = new Map<RegionId, string>();
   /** Regions whose last read failed, or whose whole read is not applied yet: read whole when they answer. */
   readonly #missed = new Set<RegionId>();
-  /** With a majority: each key's newest entry any region gave, to tell a region that is behind. */
+  /**
+   * Each key's newest entry a visit read, to tell a region that is behind (one that missed moves,
+   * or an authority restored or failed over to a server that was behind): the rows moved since.
+   */
   readonly #known = new Map<string, Entry>();
   /** Moves some region listed at the last visit: each region is asked whether it saw them withdrawn. */
   #listed: readonly string[] = [];
@@ -115,7 +118,12 @@ export class SharedDirectory {
     );
     this.#claims = majority ? new PaxosClaims(this.quorum, this.tables, options.node) : undefined;
     this.#watch = new AuthorityWatch({ ...options, authority: this.authority }, this.tables);
-    this.#followed = new FollowedMoves({ ...options, tables: this.tables, quorum: this.quorum });
+    this.#followed = new FollowedMoves({
+      ...options,
+      tables: this.tables,
+      quorum: this.quorum,
+      ...(majority ? { refresh: (keys: readonly string[]) => this.refresh(keys) } : {}),
+    });
     const listen = options.listen;
     this.#wake =
       listen === undefined
@@ -225,6 +233,41 @@ export class SharedDirectory {
   peers(): readonly Peer[] {
     const since = performance.now() - this.#visitedAt;
     return this.#peers.map((peer) => ({ ...peer, heartbeatAgeMs: peer.heartbeatAgeMs + since }));
+  }
+
+  /**
+   * Reads `keys`' entries from a majority and points the directory at the newest of each; false
+   * when no majority answered. A move's commit reached a majority before it was withdrawn, so a
+   * read begun after a withdrawal was seen finds what the move left.
+   */
+  async refresh(keys: readonly string[]): Promise<boolean> {
+    let answers: Map<RegionId, SqlRows>;
+    try {
+      answers = await this.quorum.run(this.tables.versionsSql(keys));
+    } catch {
+      return false;
+    }
+    const directory = this.#options.directory;
+    for (const answer of answers.values())
+      for (const row of answer.rows) {
+        const key = row["key"];
+        const region = row["region"];
+        if (key == null || region == null) continue;
+        const version = Number(row["version"] ?? 0);
+        const known = this.#known.get(key);
+        if (known === undefined || version > known.version) this.#known.set(key, { region, version });
+      }
+    for (const key of keys) {
+      const newest = this.#known.get(key);
+      if (newest !== undefined && directory.lookup(key) !== newest.region)
+        directory.assign(key, newest.region);
+    }
+    return true;
+  }
+
+  /** The newest version of `key`'s entry a visit read; a move's new version must be above it. */
+  versionOf(key: string): number | undefined {
+    return this.#known.get(key)?.version;
   }
 
   /** The regions whose last step answered. */
@@ -365,6 +408,8 @@ export class SharedDirectory {
           .catch(async (error: unknown) => {
             // A region restored without the shared tables (or that lost them in a crash) gets them again.
             if (!(error instanceof PgError && error.code === "42P01")) throw error;
+            // What the region held is gone: read it whole and catch it up.
+            this.#missed.add(region);
             await this.#create(region);
             return this.quorum.in(region, this.tables.heartbeatSql(this.#beat()));
           });
@@ -424,8 +469,11 @@ export class SharedDirectory {
       return { region, full: from === null, read };
     } catch (error) {
       // A region restored without the shared tables (or that lost them in a crash) gets them again.
-      if (error instanceof PgError && error.code === "42P01") this.#created.delete(region);
-      this.#missed.add(region);
+      const lost = error instanceof PgError && error.code === "42P01";
+      if (lost) this.#created.delete(region);
+      // With a majority, a region that did not answer may miss steps the others took: read whole
+      // when back. One authority region missed nothing; it is read from its last snapshot.
+      if (lost || this.quorum.majority) this.#missed.add(region);
       throw error;
     }
   }
@@ -444,8 +492,7 @@ export class SharedDirectory {
 
   async #apply(visits: readonly RegionVisit[], sentAt: number): Promise<void> {
     const directory = this.#options.directory;
-    const majority = this.quorum.majority;
-    const merged = mergeVisit(visits, majority ? this.#known : new Map(), majority);
+    const merged = mergeVisit(visits, this.#known);
     const skipped = new Set<string>();
     for (const [key, entry] of merged.changed) {
       if ((this.#assignedAt.get(key) ?? -Infinity) > sentAt) {
@@ -466,7 +513,7 @@ export class SharedDirectory {
     if (merged.disputed.length > 0)
       this.#options.log.error(
         { keys: merged.disputed.slice(0, 10), count: merged.disputed.length },
-        "regions give these keys different regions under one version: the newest read is kept",
+        "regions give these keys different regions under one version: the one read first is kept",
       );
     if (merged.behind.size > 0 || merged.revived.size > 0) this.#catchUp(merged.behind, merged.revived);
     this.#announcements = merged.moves;
@@ -508,9 +555,13 @@ export class SharedDirectory {
           "a region that was out of reach has the directory entries it missed",
         );
       }
-    })().finally(() => {
-      this.#catchingUp = undefined;
-    });
+    })()
+      .catch((error: unknown) =>
+        this.#options.log.warn({ err: error }, "catching a region up failed; tried again later"),
+      )
+      .finally(() => {
+        this.#catchingUp = undefined;
+      });
   }
 }
 

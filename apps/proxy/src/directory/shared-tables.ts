@@ -157,7 +157,7 @@ export class SharedTables {
   (SELECT coalesce(json_agg(json_build_array(key, region, version)), '[]') FROM ${this.directory} WHERE ${changed})::text AS entries,
   (SELECT coalesce(json_agg(json_build_array(node, home, ${age("heartbeat_at")}, sessions, pid, started_at, decision_log, authority) ORDER BY node), '[]') FROM ${this.peers})::text AS peers,
   (SELECT coalesce(json_agg(json_build_array(m.id::text, m.mover, m.keys, m.target, ${age("m.announced_at")}, (SELECT coalesce(json_agg(json_build_array(c.node, c.step)), '[]') FROM ${this.confirms} c WHERE c.move_id = m.id), m.step) ORDER BY m.id), '[]') FROM ${this.moves} m)::text AS moves,
-  (SELECT coalesce(json_agg(e.move_id::text), '[]') FROM ${this.ended} e WHERE e.move_id = ANY(${ids}) OR EXISTS (SELECT 1 FROM ${this.moves} m WHERE m.id = e.move_id))::text AS ended`;
+  (SELECT coalesce(json_agg(x.id::text), '[]') FROM (SELECT move_id AS id FROM ${this.ended} WHERE move_id = ANY(${ids}) UNION SELECT e.move_id FROM ${this.moves} m JOIN ${this.ended} e ON e.move_id = m.id) AS x)::text AS ended`;
   }
 
   /** A first write's claim: the key goes to `region` unless another proxy placed it first. */
@@ -179,9 +179,9 @@ export class SharedTables {
     return `INSERT INTO ${this.directory} (key, region, moved_at, written_xid, version) SELECT k, ${literal(region)}, now(), pg_catalog.pg_current_xact_id(), v FROM unnest(${textArray(keys)}, ${list}) AS u(k, v) ON CONFLICT (key) DO UPDATE SET region = EXCLUDED.region, moved_at = EXCLUDED.moved_at, written_xid = EXCLUDED.written_xid, version = EXCLUDED.version`;
   }
 
-  /** The keys' versions in one region, read in a move's transaction before it writes the new ones. */
+  /** The keys' entries with their versions in one region (a move reads them in its transaction). */
   versionsSql(keys: readonly string[]): string {
-    return `SELECT key, version::text AS version FROM ${this.directory} WHERE key = ANY(${textArray(keys)})`;
+    return `SELECT key, region, version::text AS version FROM ${this.directory} WHERE key = ANY(${textArray(keys)})`;
   }
 
   /**
@@ -216,10 +216,12 @@ export class SharedTables {
 
   /**
    * A peer's confirmation that it holds move `id`'s keys as `step` asks (1: writes; 2: reads
-   * too): none is written for a move withdrawn already.
+   * too). Written in every region it reaches, also one that missed the announcement, so that a
+   * confirmation taken at a majority is one the mover's majority reads; one outliving its move is
+   * removed with the next withdrawal.
    */
   confirmSql(id: string, node: string, step: MoveStep = 1): string {
-    return `INSERT INTO ${this.confirms} AS c (move_id, node, step) SELECT id, ${literal(node)}, ${step} FROM ${this.moves} WHERE id = ${literal(id)}::bigint ON CONFLICT (move_id, node) DO UPDATE SET step = GREATEST(c.step, EXCLUDED.step), confirmed_at = now()`;
+    return `INSERT INTO ${this.confirms} AS c (move_id, node, step) VALUES (${literal(id)}::bigint, ${literal(node)}, ${step}) ON CONFLICT (move_id, node) DO UPDATE SET step = GREATEST(c.step, EXCLUDED.step), confirmed_at = now()`;
   }
 
   /** The mover's copy is done: peers are asked to hold the keys' reads too, and to confirm again. */

@@ -37,13 +37,9 @@ export interface MergedVisit {
  * region's answer. With a majority, each region holds what the steps that reached it wrote: of
  * two entries for a key the higher version wins, a move is live while some region lists it and
  * none marks it withdrawn, a peer's heartbeat is its youngest, and a confirmation counts wherever
- * it is. `known` is updated to the newest entries (with one authority region, to its entries).
+ * it is. `known` is updated to the newest entries; a region found behind them gets them back.
  */
-export function mergeVisit(
-  visits: readonly RegionVisit[],
-  known: Map<string, Entry>,
-  majority: boolean,
-): MergedVisit {
+export function mergeVisit(visits: readonly RegionVisit[], known: Map<string, Entry>): MergedVisit {
   const disputed: string[] = [];
   const listedBy = new Map<RegionId, Map<string, number>>();
   const touched = new Set<string>();
@@ -59,28 +55,26 @@ export function mergeVisit(
       listed.set(key, entry.version);
       touched.add(key);
       const current = known.get(key);
-      // One authority region is the truth as it stands (restored from a backup, its versions may
-      // go back); with a majority, a region that missed a move holds an older version.
-      if (!majority || current === undefined || entry.version > current.version) known.set(key, entry);
+      // A region that missed a move holds an older version; so does an authority region restored
+      // from a backup or failed over to a server that was behind, while the rows have moved since.
+      if (current === undefined || entry.version > current.version) known.set(key, entry);
       else if (entry.version === current.version && entry.region !== current.region) disputed.push(key);
     }
   }
   const changed = new Map<string, Entry>();
   for (const key of touched) changed.set(key, known.get(key)!);
   const behind = new Map<RegionId, [string, RegionId, number][]>();
-  if (majority) {
-    for (const visit of visits) {
-      const listed = listedBy.get(visit.region)!;
-      const rows: [string, RegionId, number][] = [];
-      for (const [key, version] of listed) {
-        const newest = known.get(key)!;
-        if (version < newest.version) rows.push([key, newest.region, newest.version]);
-      }
-      // Only a region read whole shows what it lacks.
-      if (visit.full)
-        for (const [key, entry] of known) if (!listed.has(key)) rows.push([key, entry.region, entry.version]);
-      if (rows.length > 0) behind.set(visit.region, rows);
+  for (const visit of visits) {
+    const listed = listedBy.get(visit.region)!;
+    const rows: [string, RegionId, number][] = [];
+    for (const [key, version] of listed) {
+      const newest = known.get(key)!;
+      if (version < newest.version) rows.push([key, newest.region, newest.version]);
     }
+    // Only a region read whole shows what it lacks.
+    if (visit.full)
+      for (const [key, entry] of known) if (!listed.has(key)) rows.push([key, entry.region, entry.version]);
+    if (rows.length > 0) behind.set(visit.region, rows);
   }
 
   const byId = new Map<string, Announcement>();

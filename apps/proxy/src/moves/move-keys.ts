@@ -67,6 +67,16 @@ export interface SharedMoves {
    * when it does not need them; undefined with one authority region (every region takes part).
    */
   reachable(): ReadonlySet<RegionId> | undefined;
+  /** The newest version of the key's entry the visits read (a region may be behind it). */
+  versionOf(key: string): number | undefined;
+  /** With a majority: how many regions make one (a move must reach that many); else undefined. */
+  readonly need: number | undefined;
+  /** How long a region may take to begin a move's transaction before it is left out (majority). */
+  readonly stepMs: number;
+  /** With a majority: points the keys at their newest entry read from a majority; false when none answered. */
+  refresh(keys: readonly string[]): Promise<boolean>;
+  /** Writes entries a region left out of a move missed, when it answers (best effort). */
+  catchUp(region: RegionId, rows: readonly (readonly [string, RegionId, number])[]): void;
   /** Keys this proxy just pointed at a region: a visit whose snapshot is older leaves them be. */
   assigned(keys: readonly string[]): void;
 }
@@ -172,11 +182,18 @@ export class KeyMover {
     try {
       while (!(await this.settings.settled().catch(() => false)))
         await new Promise((resolve) => setTimeout(resolve, this.settings.recoveryIntervalMs));
-      // Settled, every region's entry for the keys is the same: the destination's is read.
-      const entries = await this.runner.run(to, this.store.table.entriesSql(keys));
-      for (const row of entries.rows)
-        if (row["key"] != null && row["region"] != null)
-          this.store.directory.assign(row["key"], row["region"]);
+      // Settled, every region that took part has the keys' entries as the move left them: with
+      // one authority region every region took part, and the destination's is read; with a
+      // majority, the newest a majority holds.
+      const shared = this.#shared;
+      if (shared?.need !== undefined) {
+        if (!(await shared.refresh(keys))) throw new Error("no majority of the regions answered");
+      } else {
+        const entries = await this.runner.run(to, this.store.table.entriesSql(keys));
+        for (const row of entries.rows)
+          if (row["key"] != null && row["region"] != null)
+            this.store.directory.assign(row["key"], row["region"]);
+      }
       this.#shared?.assigned(keys);
       this.log.info({ keys: keys.length, to }, "a move left in doubt is settled: its keys are routed again");
     } catch (error) {
@@ -211,29 +228,53 @@ export class KeyMover {
   ): Promise<MovedTable[] | PgError> {
     const shared = this.#shared;
     const reachable = shared?.reachable();
-    const regions =
+    let regions =
       reachable === undefined
         ? this.store.topology.regionIds
         : this.store.topology.regionIds.filter((region) => reachable.has(region));
     const leases = new Map<RegionId, Lease>();
     let finished = false;
+    let over = false;
     try {
-      if (regions.length < this.store.topology.regionIds.length) {
-        const needed = this.#neededOutOfReach(keys, to, regions);
-        if (needed !== null) return needed;
-      }
+      const leftOut = this.#leaveOut(keys, to, regions);
+      if (leftOut !== null) return leftOut;
       // Regions are independent until the commit: each step that touches all of them runs in parallel.
       const begun = await Promise.allSettled(
-        regions.map(async (region) => {
-          const lease = await this.runner.acquire(region);
-          leases.set(region, lease);
-          await query(
-            lease,
-            `BEGIN; SET LOCAL lock_timeout = '${this.settings.lockTimeoutMs}ms'; SET LOCAL ${MOVING_SETTING} = on`,
-          );
+        regions.map((region) => {
+          const beginning = (async () => {
+            const lease = await this.runner.acquire(region);
+            // A region that began too late is left out: its connection goes back at once.
+            if (over) {
+              lease.release();
+              return;
+            }
+            leases.set(region, lease);
+            await query(
+              lease,
+              `BEGIN; SET LOCAL lock_timeout = '${this.settings.lockTimeoutMs}ms'; SET LOCAL ${MOVING_SETTING} = on`,
+            );
+          })();
+          return shared?.need === undefined ? beginning : within(beginning, shared.stepMs, region);
         }),
       );
-      for (const outcome of begun) if (outcome.status === "rejected") throw outcome.reason;
+      const failed = regions.filter((_region, i) => begun[i]!.status === "rejected");
+      if (failed.length > 0) {
+        // With one authority region every region takes part; with a majority, one that did not
+        // begin in time is left out unless the move needs it.
+        const first = begun.find((outcome) => outcome.status === "rejected") as PromiseRejectedResult;
+        if (shared?.need === undefined) throw first.reason;
+        regions = regions.filter((region) => !failed.includes(region));
+        for (const region of failed) {
+          const lease = leases.get(region);
+          leases.delete(region);
+          if (lease !== undefined) {
+            lease.connection.destroy();
+            lease.discard("left out of a move: it did not begin in time");
+          }
+        }
+        const refused = this.#leaveOut(keys, to, regions);
+        if (refused !== null) return refused;
+      }
       const on = (region: RegionId): Lease => leases.get(region)!;
       const geo = this.store.geoTables;
       const order = orderTables(geo, (await query(on(to), foreignKeySql(geo))).rows);
@@ -294,6 +335,7 @@ export class KeyMover {
         (region) => shared?.authority === region || shared?.authority === "majority",
       );
       const versions = new Map<string, number>();
+      for (const key of keys) versions.set(key, (shared?.versionOf(key) ?? 0) + 1);
       if (shared !== undefined)
         for (const answer of await Promise.all(
           agreeing.map((region) => query(on(region), shared.tables.versionsSql(keys))),
@@ -322,6 +364,14 @@ export class KeyMover {
       finished = true;
       for (const key of keys) this.store.directory.assign(key, to);
       shared?.assigned(keys);
+      // The regions left out get the new entries when they answer (their visits catch them up too).
+      if (shared?.need !== undefined && result.outcome === "committed")
+        for (const region of this.store.topology.regionIds)
+          if (!regions.includes(region))
+            shared.catchUp(
+              region,
+              keys.map((key) => [key, to, versions.get(key) ?? 1] as const),
+            );
       this.log.info({ keys: keys.length, to, gid: result.gid, outcome: result.outcome }, "keys moved");
       if (moved.length === 0) {
         return this.store.geoTables.map((table) => ({
@@ -336,8 +386,25 @@ export class KeyMover {
     } catch (error) {
       return this.failure(error);
     } finally {
+      over = true;
       await this.finish(leases, finished);
     }
+  }
+
+  /**
+   * With a majority, a move may leave out regions that do not answer, but it must reach a
+   * majority, and none it needs (`#neededOutOfReach`). Null when it may go ahead.
+   */
+  #leaveOut(keys: readonly string[], to: RegionId, regions: readonly RegionId[]): PgError | null {
+    const every = this.store.topology.regionIds;
+    if (regions.length === every.length) return null;
+    const need = this.#shared?.need;
+    if (need !== undefined && regions.length < need)
+      return moveNeedsRegion(
+        every.filter((region) => !regions.includes(region)).join(", "),
+        `a move must reach a majority of the regions, ${need} of ${every.length}`,
+      );
+    return this.#neededOutOfReach(keys, to, regions);
   }
 
   /**
@@ -428,6 +495,18 @@ GROUP BY t.name`;
       }),
     );
   }
+}
+
+/** `promise`, or a rejection once `ms` passed without it settling (it may still settle later). */
+function within<T>(promise: Promise<T>, ms: number, region: RegionId): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`region ${region} did not begin the move within ${ms} ms`)),
+      ms,
+    );
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 function sourceName(keys: readonly string[], holders: Map<string, RegionId>, store: DirectoryStore): string {

@@ -160,6 +160,13 @@ export class Moves {
       tables: shared.tables,
       authority,
       reachable: () => (shared.quorum.majority ? shared.reachable() : undefined),
+      versionOf: (key) => shared.versionOf(key),
+      need: shared.quorum.majority ? shared.quorum.need : undefined,
+      stepMs: this.storeConfig.leaseMs,
+      refresh: (keys) => shared.refresh(keys),
+      catchUp: (region, rows) => {
+        void shared.quorum.in(region, shared.tables.catchUpSql(rows)).catch(() => undefined);
+      },
       assigned: (keys) => shared.assignedHere(keys),
     });
     this.shared = shared;
