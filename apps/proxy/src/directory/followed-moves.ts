@@ -79,15 +79,19 @@ export class FollowedMoves {
     const ended = [...this.#followed].filter(
       ([id, followed]) => !live.has(id) && !(followed.own === true && this.#withdrawals.has(id)),
     );
-    for (const [id, followed] of ended) {
-      // The region that showed the withdrawal may be one the move left out, without its new
-      // entry: the entries are read again from a majority, which the move's commit reached.
-      if (this.#options.refresh !== undefined && !(await this.#options.refresh([...followed.hold.keys])))
-        continue;
-      followed.hold.release();
-      this.#followed.delete(id);
-      released = true;
-    }
+    // The region that showed a withdrawal may be one the move left out, without its new entry:
+    // the entries are read again from a majority (which the move's commit reached), all at once.
+    const refresh = this.#options.refresh;
+    const refreshed =
+      ended.length === 0 ||
+      refresh === undefined ||
+      (await refresh([...new Set(ended.flatMap(([, followed]) => [...followed.hold.keys]))]));
+    if (refreshed)
+      for (const [id, followed] of ended) {
+        followed.hold.release();
+        this.#followed.delete(id);
+        released = true;
+      }
     // The statements a withdrawal lets go are admitted before a new announcement holds the keys
     // again (its confirmation then waits for them): back-to-back moves of a key cannot starve them.
     if (released && moves.some((move) => !this.#followed.has(move.id)))
@@ -108,8 +112,10 @@ export class FollowedMoves {
       }
       // The copy is done: reads wait too from now on, and the mover waits for a second confirmation.
       if (move.step >= 2) followed.hold.holdReads();
-      // A confirmation that failed or timed out is tried again at the next visit.
-      if (move.mover !== node && followed.confirmed < move.step && !followed.confirming)
+      // A confirmation that failed or timed out is tried again at the next visit; so is one the
+      // regions read do not show (it may have landed only where the mover does not read).
+      const shown = move.confirmedBy.includes(node);
+      if (move.mover !== node && (followed.confirmed < move.step || !shown) && !followed.confirming)
         void this.#confirm(move, followed);
     }
   }

@@ -61,12 +61,19 @@ export class Quorum {
   /**
    * Runs `sql` in every region, each bounded by the step time; resolves with the answers of the
    * first `need` regions that answered (more when they came at once). Rejects with a QuorumError
-   * once so many failed that `need` cannot be reached.
+   * once so many failed that `need` cannot be reached. `counts`: which answers count.
    */
-  run(sql: QuorumSql): Promise<Map<RegionId, SqlRows>> {
-    return this.each((region) =>
-      this.runner.runWithin(region, typeof sql === "string" ? sql : sql(region), this.stepMs),
-    );
+  run(sql: QuorumSql, counts?: (answer: SqlRows) => boolean): Promise<Map<RegionId, SqlRows>> {
+    return this.each(async (region) => {
+      const answer = await this.runner.runWithin(
+        region,
+        typeof sql === "string" ? sql : sql(region),
+        this.stepMs,
+      );
+      // An answer that does not count (an update that found no row there) is as no answer.
+      if (counts !== undefined && !counts(answer)) throw new Error(`region ${region} did not take the step`);
+      return answer;
+    });
   }
 
   /** `run` for work of several statements in each region (each statement bounded on its own). */

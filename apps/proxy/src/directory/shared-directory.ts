@@ -241,6 +241,7 @@ export class SharedDirectory {
    * read begun after a withdrawal was seen finds what the move left.
    */
   async refresh(keys: readonly string[]): Promise<boolean> {
+    const sentAt = performance.now();
     let answers: Map<RegionId, SqlRows>;
     try {
       answers = await this.quorum.run(this.tables.versionsSql(keys));
@@ -258,6 +259,8 @@ export class SharedDirectory {
         if (known === undefined || version > known.version) this.#known.set(key, { region, version });
       }
     for (const key of keys) {
+      // A key this proxy pointed elsewhere after the read was sent (its own move) keeps that.
+      if ((this.#assignedAt.get(key) ?? -Infinity) > sentAt) continue;
       const newest = this.#known.get(key);
       if (newest !== undefined && directory.lookup(key) !== newest.region)
         directory.assign(key, newest.region);
@@ -337,10 +340,30 @@ export class SharedDirectory {
     return this.quorum.one(sql);
   }
 
-  /** Keys this proxy has just pointed at a region, from an answer newer than any visit under way. */
-  assignedHere(keys: readonly string[]): void {
+  /**
+   * Keys this proxy has just pointed at a region, from an answer newer than any visit under way;
+   * `moved`: the region and versions its committed move gave them.
+   */
+  assignedHere(
+    keys: readonly string[],
+    moved?: { to: RegionId; versions: ReadonlyMap<string, number> },
+  ): void {
     const now = performance.now();
-    for (const key of keys) this.#assignedAt.set(key, now);
+    for (const key of keys) {
+      this.#assignedAt.set(key, now);
+      const version = moved?.versions.get(key);
+      if (moved !== undefined && version !== undefined && version > (this.#known.get(key)?.version ?? -1))
+        this.#known.set(key, { region: moved.to, version });
+    }
+  }
+
+  /**
+   * A region a move left out: it is sent the move's entries now (if it answers), and read whole
+   * at the next visit that hears from it, which catches up whatever else it lacks.
+   */
+  catchUpLeftOut(region: RegionId, rows: readonly (readonly [string, RegionId, number])[]): void {
+    this.#missed.add(region);
+    void this.quorum.in(region, this.tables.catchUpSql(rows)).catch(() => undefined);
   }
 
   /**

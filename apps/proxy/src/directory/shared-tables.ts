@@ -226,13 +226,13 @@ export class SharedTables {
 
   /** The mover's copy is done: peers are asked to hold the keys' reads too, and to confirm again. */
   stepSql(id: string, step: MoveStep): string {
-    return `UPDATE ${this.moves} SET step = GREATEST(step, ${step}) WHERE id = ${literal(id)}::bigint; SELECT pg_catalog.pg_notify(${literal(this.channel)}, 'step')`;
+    return `WITH stepped AS (UPDATE ${this.moves} SET step = GREATEST(step, ${step}) WHERE id = ${literal(id)}::bigint RETURNING id) SELECT id::text AS id, pg_catalog.pg_notify(${literal(this.channel)}, 'step') FROM stepped`;
   }
 
   /** Withdraws moves, with their keys and confirmations (and any a peer wrote as they went). */
   withdrawSql(ids: readonly string[]): string {
     const list = `ARRAY[${ids.map((id) => `${literal(id)}::bigint`).join(", ")}]`;
-    return `DELETE FROM ${this.moving} WHERE move_id = ANY(${list}); DELETE FROM ${this.confirms} WHERE move_id = ANY(${list}); DELETE FROM ${this.moves} WHERE id = ANY(${list}); INSERT INTO ${this.ended} (move_id) SELECT unnest(${list}) ON CONFLICT DO NOTHING; DELETE FROM ${this.ended} WHERE ended_at < now() - interval '7 days'; DELETE FROM ${this.confirms} c WHERE NOT EXISTS (SELECT 1 FROM ${this.moves} m WHERE m.id = c.move_id); SELECT pg_catalog.pg_notify(${literal(this.channel)}, 'withdrawn')`;
+    return `DELETE FROM ${this.moving} WHERE move_id = ANY(${list}); DELETE FROM ${this.confirms} WHERE move_id = ANY(${list}); DELETE FROM ${this.moves} WHERE id = ANY(${list}); INSERT INTO ${this.ended} (move_id) SELECT unnest(${list}) ON CONFLICT DO NOTHING; DELETE FROM ${this.ended} WHERE ended_at < now() - interval '7 days'; DELETE FROM ${this.confirms} c WHERE c.move_id IN (SELECT move_id FROM ${this.ended}); SELECT pg_catalog.pg_notify(${literal(this.channel)}, 'withdrawn')`;
   }
 
   /** Withdraws every move `node` announced (a dead peer's, once taken over); returns their ids. */

@@ -61,7 +61,8 @@ export class MoveAnnouncer {
       id,
       holdReads: async () => {
         try {
-          await quorum.run(tables.stepSql(id, 2));
+          // Counted only where the announcement is: a peer reading a majority must find step 2.
+          await quorum.run(tables.stepSql(id, 2), (answer) => answer.rows.length > 0);
           const refused = await this.#confirmed(id, 2);
           if (refused === null) return null;
           await announced.withdraw(true);

@@ -77,8 +77,11 @@ export interface SharedMoves {
   refresh(keys: readonly string[]): Promise<boolean>;
   /** Writes entries a region left out of a move missed, when it answers (best effort). */
   catchUp(region: RegionId, rows: readonly (readonly [string, RegionId, number])[]): void;
-  /** Keys this proxy just pointed at a region: a visit whose snapshot is older leaves them be. */
-  assigned(keys: readonly string[]): void;
+  /**
+   * Keys this proxy just pointed at a region: a visit whose snapshot is older leaves them be.
+   * `moved`: the region and versions a committed move gave them.
+   */
+  assigned(keys: readonly string[], moved?: { to: RegionId; versions: ReadonlyMap<string, number> }): void;
 }
 
 /**
@@ -187,7 +190,8 @@ export class KeyMover {
       // majority, the newest a majority holds.
       const shared = this.#shared;
       if (shared?.need !== undefined) {
-        if (!(await shared.refresh(keys))) throw new Error("no majority of the regions answered");
+        while (!(await shared.refresh(keys)))
+          await new Promise((resolve) => setTimeout(resolve, this.settings.recoveryIntervalMs));
       } else {
         const entries = await this.runner.run(to, this.store.table.entriesSql(keys));
         for (const row of entries.rows)
@@ -257,6 +261,8 @@ export class KeyMover {
           return shared?.need === undefined ? beginning : within(beginning, shared.stepMs, region);
         }),
       );
+      // A region whose connection comes after this is not taking part.
+      over = true;
       const failed = regions.filter((_region, i) => begun[i]!.status === "rejected");
       if (failed.length > 0) {
         // With one authority region every region takes part; with a majority, one that did not
@@ -276,6 +282,31 @@ export class KeyMover {
         if (refused !== null) return refused;
       }
       const on = (region: RegionId): Lease => leases.get(region)!;
+      // Where the proxies agree, each entry gets a version above any there: of two regions' rows
+      // for a key, the newer wins (a region left out now has the older one).
+      const agreeing = regions.filter(
+        (region) => shared?.authority === region || shared?.authority === "majority",
+      );
+      const versions = new Map<string, number>();
+      const newest = new Map<string, { region: RegionId; version: number }>();
+      for (const key of keys) versions.set(key, (shared?.versionOf(key) ?? 0) + 1);
+      if (shared !== undefined)
+        for (const answer of await Promise.all(
+          agreeing.map((region) => query(on(region), shared.tables.versionsSql(keys))),
+        ))
+          for (const row of answer.rows) {
+            const key = row["key"]!;
+            const version = Number(row["version"]);
+            versions.set(key, Math.max(versions.get(key) ?? 1, version + 1));
+            if (row["region"] != null && version >= (newest.get(key)?.version ?? -1))
+              newest.set(key, { region: row["region"], version });
+          }
+      // Left out regions, the entries the regions taking part hold now (this proxy's directory may
+      // not have caught up with a peer's move yet) must name none of the regions left out.
+      if (regions.length < this.store.topology.regionIds.length)
+        for (const [key, entry] of newest)
+          if (!regions.includes(entry.region))
+            return moveNeedsRegion(entry.region, `key ${JSON.stringify(key)} lives there`);
       const geo = this.store.geoTables;
       const order = orderTables(geo, (await query(on(to), foreignKeySql(geo))).rows);
       if (order.outside !== undefined)
@@ -329,19 +360,6 @@ export class KeyMover {
         }
       }
       const entry = this.store.table.moveSql(keys, to);
-      // Where the proxies agree, each entry gets a version above any there: of two regions' rows
-      // for a key, the newer wins (a region left out now has the older one).
-      const agreeing = regions.filter(
-        (region) => shared?.authority === region || shared?.authority === "majority",
-      );
-      const versions = new Map<string, number>();
-      for (const key of keys) versions.set(key, (shared?.versionOf(key) ?? 0) + 1);
-      if (shared !== undefined)
-        for (const answer of await Promise.all(
-          agreeing.map((region) => query(on(region), shared.tables.versionsSql(keys))),
-        ))
-          for (const row of answer.rows)
-            versions.set(row["key"]!, Math.max(versions.get(row["key"]!) ?? 1, Number(row["version"]) + 1));
       await Promise.all(
         regions.map((region) =>
           query(on(region), agreeing.includes(region) ? shared!.tables.moveSql(keys, to, versions) : entry),
@@ -363,7 +381,7 @@ export class KeyMover {
       const result = await coordinator.commit(participants);
       finished = true;
       for (const key of keys) this.store.directory.assign(key, to);
-      shared?.assigned(keys);
+      shared?.assigned(keys, result.outcome === "committed" ? { to, versions } : undefined);
       // The regions left out get the new entries when they answer (their visits catch them up too).
       if (shared?.need !== undefined && result.outcome === "committed")
         for (const region of this.store.topology.regionIds)

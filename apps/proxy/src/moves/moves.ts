@@ -164,10 +164,8 @@ export class Moves {
       need: shared.quorum.majority ? shared.quorum.need : undefined,
       stepMs: this.storeConfig.leaseMs,
       refresh: (keys) => shared.refresh(keys),
-      catchUp: (region, rows) => {
-        void shared.quorum.in(region, shared.tables.catchUpSql(rows)).catch(() => undefined);
-      },
-      assigned: (keys) => shared.assignedHere(keys),
+      catchUp: (region, rows) => shared.catchUpLeftOut(region, rows),
+      assigned: (keys, moved) => shared.assignedHere(keys, moved),
     });
     this.shared = shared;
     await shared.open();
