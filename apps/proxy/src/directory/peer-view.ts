@@ -102,3 +102,22 @@ export function readPeers(json: string | null | undefined, moves: readonly Annou
     authority: authority ?? null,
   }));
 }
+
+/**
+ * Live peers whose heartbeat names another authority than `authority` (a region id, or
+ * "majority"), one line each: routing beside them would split the directory.
+ */
+export function otherAuthorities(
+  peers: readonly Peer[],
+  node: string,
+  authority: string,
+  leaseMs: number,
+): string[] {
+  return peers
+    .filter((peer) => peer.node !== node && peer.authority != null && peer.authority !== authority)
+    .filter((peer) => peer.heartbeatAgeMs < 1.5 * leaseMs)
+    .map(
+      (peer) =>
+        `${peer.node} (homed in ${peer.home}) agrees in ${peer.authority === "majority" ? "a majority of regions" : `region ${peer.authority}`}`,
+    );
+}

@@ -2,16 +2,13 @@ import type { RegionId } from "@geo/core";
 import type { Lease } from "@geo/pool";
 import { PgError, SqlState } from "@geo/proto";
 import type { Coordinator, Participant } from "@geo/txn";
-import type { DirectoryStore, GeoTable } from "../directory/directory-store.js";
-import { MOVING_SETTING } from "../directory/guard-sql.js";
+import type { DirectoryStore } from "../directory/directory-store.js";
 import { query, type RegionRunner } from "../directory/region-runner.js";
-import type { SharedTables } from "../directory/shared-tables.js";
-import { ident, inList, literal, qualified } from "../directory/sql-text.js";
+import { ident, inList, qualified } from "../directory/sql-text.js";
 import type { Logger } from "../log.js";
 import type { Hold, HoldRegistry } from "./hold-registry.js";
-import type { MoveAnnouncer } from "./move-announcement.js";
+import { copyRows, type MovedTable } from "./move-copy.js";
 import {
-  countMismatch,
   keyAlreadyMoving,
   keyInSeveralRegions,
   moveAbandoned,
@@ -19,19 +16,13 @@ import {
   moveLockTimeout,
   moveNeedsRegion,
   outsideForeignKey,
-  tableMissingInDestination,
   unknownRegion,
 } from "./move-errors.js";
+import { beginEverywhere, leaveOut, readEntries } from "./move-regions.js";
+import type { SharedMoves } from "./shared-moves.js";
 import { foreignKeySql, orderTables } from "./table-order.js";
 
-/** One row of a move's answer: a table's rows from one region. */
-export interface MovedTable {
-  readonly table: string;
-  readonly from: RegionId;
-  readonly to: RegionId;
-  readonly rows: number;
-  readonly state: "moved" | "in-doubt";
-}
+export type { MovedTable } from "./move-copy.js";
 
 /** A move running now, as the admin port shows it. */
 export interface RunningMove {
@@ -54,34 +45,6 @@ export interface MoveSettings {
   readonly recoveryIntervalMs: number;
   /** True once a recovery pass begun after the call found every move this node prepared settled. */
   readonly settled: () => Promise<boolean>;
-}
-
-/** A shared directory's part in a move: the announcement to the peers, the authority's entry. */
-export interface SharedMoves {
-  readonly announcer: MoveAnnouncer;
-  readonly tables: SharedTables;
-  /** The authority region, or "majority": the new entries are written with versions there. */
-  readonly authority: string;
-  /**
-   * With a majority: the regions the last visit heard from. A move goes ahead without the others
-   * when it does not need them; undefined with one authority region (every region takes part).
-   */
-  reachable(): ReadonlySet<RegionId> | undefined;
-  /** The newest version of the key's entry the visits read (a region may be behind it). */
-  versionOf(key: string): number | undefined;
-  /** With a majority: how many regions make one (a move must reach that many); else undefined. */
-  readonly need: number | undefined;
-  /** How long a region may take to begin a move's transaction before it is left out (majority). */
-  readonly stepMs: number;
-  /** With a majority: points the keys at their newest entry read from a majority; false when none answered. */
-  refresh(keys: readonly string[]): Promise<boolean>;
-  /** Writes entries a region left out of a move missed, when it answers (best effort). */
-  catchUp(region: RegionId, rows: readonly (readonly [string, RegionId, number])[]): void;
-  /**
-   * Keys this proxy just pointed at a region: a visit whose snapshot is older leaves them be.
-   * `moved`: the region and versions a committed move gave them.
-   */
-  assigned(keys: readonly string[], moved?: { to: RegionId; versions: ReadonlyMap<string, number> }): void;
 }
 
 /**
@@ -236,49 +199,28 @@ export class KeyMover {
       reachable === undefined
         ? this.store.topology.regionIds
         : this.store.topology.regionIds.filter((region) => reachable.has(region));
-    const leases = new Map<RegionId, Lease>();
+    const every = this.store.topology.regionIds;
+    const leave = (among: readonly RegionId[]): PgError | null =>
+      leaveOut(every, shared?.need, this.store.directory, keys, to, among);
+    let leases = new Map<RegionId, Lease>();
     let finished = false;
-    let over = false;
     try {
-      const leftOut = this.#leaveOut(keys, to, regions);
+      const leftOut = leave(regions);
       if (leftOut !== null) return leftOut;
       // Regions are independent until the commit: each step that touches all of them runs in parallel.
-      const begun = await Promise.allSettled(
-        regions.map((region) => {
-          const beginning = (async () => {
-            const lease = await this.runner.acquire(region);
-            // A region that began too late is left out: its connection goes back at once.
-            if (over) {
-              lease.release();
-              return;
-            }
-            leases.set(region, lease);
-            await query(
-              lease,
-              `BEGIN; SET LOCAL lock_timeout = '${this.settings.lockTimeoutMs}ms'; SET LOCAL ${MOVING_SETTING} = on`,
-            );
-          })();
-          return shared?.need === undefined ? beginning : within(beginning, shared.stepMs, region);
-        }),
+      const begun = await beginEverywhere(
+        this.runner,
+        regions,
+        this.settings.lockTimeoutMs,
+        shared?.need === undefined ? undefined : shared.stepMs,
       );
-      // A region whose connection comes after this is not taking part.
-      over = true;
-      const failed = regions.filter((_region, i) => begun[i]!.status === "rejected");
-      if (failed.length > 0) {
+      leases = begun.leases;
+      if (begun.failed.size > 0) {
         // With one authority region every region takes part; with a majority, one that did not
         // begin in time is left out unless the move needs it.
-        const first = begun.find((outcome) => outcome.status === "rejected") as PromiseRejectedResult;
-        if (shared?.need === undefined) throw first.reason;
-        regions = regions.filter((region) => !failed.includes(region));
-        for (const region of failed) {
-          const lease = leases.get(region);
-          leases.delete(region);
-          if (lease !== undefined) {
-            lease.connection.destroy();
-            lease.discard("left out of a move: it did not begin in time");
-          }
-        }
-        const refused = this.#leaveOut(keys, to, regions);
+        if (shared?.need === undefined) throw begun.failed.values().next().value;
+        regions = regions.filter((region) => !begun.failed.has(region));
+        const refused = leave(regions);
         if (refused !== null) return refused;
       }
       const on = (region: RegionId): Lease => leases.get(region)!;
@@ -287,23 +229,16 @@ export class KeyMover {
       const agreeing = regions.filter(
         (region) => shared?.authority === region || shared?.authority === "majority",
       );
-      const versions = new Map<string, number>();
-      const newest = new Map<string, { region: RegionId; version: number }>();
-      for (const key of keys) versions.set(key, (shared?.versionOf(key) ?? 0) + 1);
-      if (shared !== undefined)
-        for (const answer of await Promise.all(
-          agreeing.map((region) => query(on(region), shared.tables.versionsSql(keys))),
-        ))
-          for (const row of answer.rows) {
-            const key = row["key"]!;
-            const version = Number(row["version"]);
-            versions.set(key, Math.max(versions.get(key) ?? 1, version + 1));
-            if (row["region"] != null && version >= (newest.get(key)?.version ?? -1))
-              newest.set(key, { region: row["region"], version });
-          }
+      const { versions, newest } =
+        shared === undefined
+          ? {
+              versions: new Map<string, number>(),
+              newest: new Map<string, { region: RegionId; version: number }>(),
+            }
+          : await readEntries(shared.tables, agreeing, on, keys, (key) => shared.versionOf(key));
       // Left out regions, the entries the regions taking part hold now (this proxy's directory may
       // not have caught up with a peer's move yet) must name none of the regions left out.
-      if (regions.length < this.store.topology.regionIds.length)
+      if (regions.length < every.length)
         for (const [key, entry] of newest)
           if (!regions.includes(entry.region))
             return moveNeedsRegion(entry.region, `key ${JSON.stringify(key)} lives there`);
@@ -322,43 +257,8 @@ export class KeyMover {
         list.push(key);
         sources.set(from, list);
       }
-      const moved: MovedTable[] = [];
-      if (sources.size > 0) {
-        const lockList = order.tables.map((table) => qualified(table.table)).join(", ");
-        for (const from of sources.keys()) {
-          await query(on(from), `LOCK TABLE ${lockList} IN EXCLUSIVE MODE`);
-        }
-        const columns = await this.columnsOf(order.tables, on(to));
-        const counts = new Map<string, number>();
-        for (const table of order.tables) {
-          for (const [from, fromKeys] of sources) {
-            const read = await query(on(from), readSql(table, fromKeys, columns.get(table.table)!));
-            const count = Number(read.rows[0]?.["n"] ?? "0");
-            counts.set(`${table.table}\u0000${from}`, count);
-            if (count === 0) continue;
-            const inserted = await query(
-              on(to),
-              insertSql(table, columns.get(table.table)!, read.rows[0]?.["rows"] ?? "[]"),
-            );
-            const insertedCount = Number(inserted.tag.split(" ")[2] ?? "-1");
-            if (insertedCount !== count)
-              return countMismatch(table.table, `inserted in ${to}`, count, insertedCount);
-          }
-        }
-        for (const table of [...order.tables].reverse()) {
-          for (const [from, fromKeys] of sources) {
-            const count = counts.get(`${table.table}\u0000${from}`)!;
-            const deleted = await query(
-              on(from),
-              `DELETE FROM ${qualified(table.table)} WHERE ${ident(table.key)} ${inList(fromKeys)}`,
-            );
-            const deletedCount = Number(deleted.tag.split(" ")[1] ?? "-1");
-            if (deletedCount !== count)
-              return countMismatch(table.table, `deleted from ${from}`, count, deletedCount);
-            moved.push({ table: table.table, from, to, rows: count, state: "moved" });
-          }
-        }
-      }
+      const moved = await copyRows(order.tables, sources, on, to);
+      if (moved instanceof PgError) return moved;
       const entry = this.store.table.moveSql(keys, to);
       await Promise.all(
         regions.map((region) =>
@@ -404,43 +304,8 @@ export class KeyMover {
     } catch (error) {
       return this.failure(error);
     } finally {
-      over = true;
       await this.finish(leases, finished);
     }
-  }
-
-  /**
-   * With a majority, a move may leave out regions that do not answer, but it must reach a
-   * majority, and none it needs (`#neededOutOfReach`). Null when it may go ahead.
-   */
-  #leaveOut(keys: readonly string[], to: RegionId, regions: readonly RegionId[]): PgError | null {
-    const every = this.store.topology.regionIds;
-    if (regions.length === every.length) return null;
-    const need = this.#shared?.need;
-    if (need !== undefined && regions.length < need)
-      return moveNeedsRegion(
-        every.filter((region) => !regions.includes(region)).join(", "),
-        `a move must reach a majority of the regions, ${need} of ${every.length}`,
-      );
-    return this.#neededOutOfReach(keys, to, regions);
-  }
-
-  /**
-   * A move that leaves out regions out of reach needs neither of them: not as its destination,
-   * and not as the region of a key's entry (a key without one may have rows anywhere).
-   */
-  #neededOutOfReach(keys: readonly string[], to: RegionId, regions: readonly RegionId[]): PgError | null {
-    if (!regions.includes(to)) return moveNeedsRegion(to, "it is the destination");
-    for (const key of keys) {
-      const at = this.store.directory.lookup(key);
-      if (at === undefined)
-        return moveNeedsRegion(
-          this.store.topology.regionIds.find((region) => !regions.includes(region))!,
-          `key ${JSON.stringify(key)} has no directory entry, so its rows may be there`,
-        );
-      if (!regions.includes(at)) return moveNeedsRegion(at, `key ${JSON.stringify(key)} lives there`);
-    }
-    return null;
   }
 
   /** Where each key's rows are; a key in two regions refuses the move. Keys with no rows: none. */
@@ -475,21 +340,6 @@ export class KeyMover {
     return holders;
   }
 
-  /** The columns a copy carries: every stored column (generated ones are computed again). */
-  private async columnsOf(tables: readonly GeoTable[], lease: Lease): Promise<Map<string, string[]>> {
-    const sql = `SELECT t.name, string_agg(quote_ident(a.attname), ',' ORDER BY a.attnum) AS columns
-FROM (VALUES ${tables.map((table) => `(${literal(table.table)})`).join(", ")}) AS t(name)
-JOIN pg_catalog.pg_attribute a ON a.attrelid = to_regclass(t.name) AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
-GROUP BY t.name`;
-    const columns = new Map<string, string[]>();
-    for (const row of (await query(lease, sql)).rows)
-      columns.set(row["name"]!, (row["columns"] ?? "").split(","));
-    for (const table of tables) {
-      if (!columns.has(table.table)) throw tableMissingInDestination(table.table);
-    }
-    return columns;
-  }
-
   private failure(error: unknown): PgError {
     const code = (error as { code?: unknown }).code;
     if (code === SqlState.lock_not_available)
@@ -515,30 +365,7 @@ GROUP BY t.name`;
   }
 }
 
-/** `promise`, or a rejection once `ms` passed without it settling (it may still settle later). */
-function within<T>(promise: Promise<T>, ms: number, region: RegionId): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`region ${region} did not begin the move within ${ms} ms`)),
-      ms,
-    );
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-}
-
 function sourceName(keys: readonly string[], holders: Map<string, RegionId>, store: DirectoryStore): string {
   const regions = new Set(keys.map((key) => holders.get(key) ?? store.directory.lookup(key) ?? "-"));
   return [...regions].sort().join(",");
-}
-
-/** The rows of the keys as one JSON array, with their count. */
-function readSql(table: GeoTable, keys: readonly string[], columns: readonly string[]): string {
-  return `SELECT count(*)::text AS n, coalesce(json_agg(r), '[]')::text AS rows FROM (SELECT ${columns.join(", ")} FROM ${qualified(table.table)} WHERE ${ident(table.key)} ${inList(keys)}) AS r`;
-}
-
-/** Inserts the JSON rows as they were (identity values kept). */
-function insertSql(table: GeoTable, columns: readonly string[], json: string): string {
-  const list = columns.join(", ");
-  return `INSERT INTO ${qualified(table.table)} (${list}) OVERRIDING SYSTEM VALUE SELECT ${list} FROM json_populate_recordset(NULL::${qualified(table.table)}, ${literal(json)})`;
 }

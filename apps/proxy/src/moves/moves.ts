@@ -1,11 +1,4 @@
-import {
-  type DirectoryStoreConfig,
-  type GeoConfig,
-  type MutableDirectory,
-  type ParamValue,
-  placeKey,
-  type Topology,
-} from "@geo/core";
+import type { DirectoryStoreConfig, GeoConfig, MutableDirectory, ParamValue, Topology } from "@geo/core";
 import { PgError } from "@geo/proto";
 import type { Analysis } from "@geo/sql";
 import type { ClaimGuard } from "@geo/txn";
@@ -20,13 +13,13 @@ import type { RegionPools } from "../executor/region-pools.js";
 import type { Logger } from "../log.js";
 import { claimFirstWrites, hintsOf } from "./first-write-claims.js";
 import { HoldRegistry } from "./hold-registry.js";
-import { MoveAnnouncer } from "./move-announcement.js";
 import { runMoveCommand } from "./move-commands.js";
 import { keyInSeveralRegions, lookupFailed } from "./move-errors.js";
 import { KeyMover } from "./move-keys.js";
 import { type MoveTwoPhase, openMoveTwoPhase } from "./move-two-phase.js";
 import type { MovingSession } from "./moving-session.js";
-import { statementKeys } from "./statement-keys.js";
+import { sharedMoves } from "./shared-moves.js";
+import { readsOnly, statementKeys } from "./statement-keys.js";
 
 export interface MovesOptions {
   readonly config: GeoConfig;
@@ -46,21 +39,6 @@ export interface MovesOptions {
   readonly abandonedBefore?: number;
   /** Client sessions open now, reported in a shared directory's heartbeat. */
   readonly sessions?: () => number;
-}
-
-/**
- * A statement that can only read: a plain SELECT a replica could run, locking nothing and calling
- * no function that might write. A move's hold lets it through while the move copies.
- */
-function readsOnly(analysis: Analysis): boolean {
-  return (
-    analysis.kind === "select" &&
-    analysis.readOnly &&
-    analysis.needsPrimary === undefined &&
-    analysis.flags.locking === undefined &&
-    analysis.flags.userFunctions.length === 0 &&
-    analysis.flags.volatileFunctions.length === 0
-  );
 }
 
 /** An admitted statement (or simple-query string): in flight until released. */
@@ -155,18 +133,7 @@ export class Moves {
       settled: () => this.settled(),
       log,
     });
-    this.mover.share({
-      announcer: new MoveAnnouncer(shared, log),
-      tables: shared.tables,
-      authority,
-      reachable: () => (shared.quorum.majority ? shared.reachable() : undefined),
-      versionOf: (key) => shared.versionOf(key),
-      need: shared.quorum.majority ? shared.quorum.need : undefined,
-      stepMs: this.storeConfig.leaseMs,
-      refresh: (keys) => shared.refresh(keys),
-      catchUp: (region, rows) => shared.catchUpLeftOut(region, rows),
-      assigned: (keys, moved) => shared.assignedHere(keys, moved),
-    });
+    this.mover.share(sharedMoves(shared, this.storeConfig.leaseMs, log));
     this.shared = shared;
     await shared.open();
     const takeover = new PeerTakeover({

@@ -90,3 +90,18 @@ function valuesOf(value: KeyValue, params: readonly ParamValue[] | undefined): (
     }
   }
 }
+
+/**
+ * A statement that can only read: a plain SELECT a replica could run, locking nothing and calling
+ * no function that might write. A move's hold lets it through while the move copies.
+ */
+export function readsOnly(analysis: Analysis): boolean {
+  return (
+    analysis.kind === "select" &&
+    analysis.readOnly &&
+    analysis.needsPrimary === undefined &&
+    analysis.flags.locking === undefined &&
+    analysis.flags.userFunctions.length === 0 &&
+    analysis.flags.volatileFunctions.length === 0
+  );
+}
