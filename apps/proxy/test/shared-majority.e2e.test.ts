@@ -98,6 +98,14 @@ describe("a directory shared in a majority of the regions", () => {
       connect(await b.listening()),
     ]);
     await until(async () => (await peers(clientA)).length === 2, 5000);
+    // Routing, neither fenced; nothing under way, nothing held.
+    for (const row of await peers(clientA))
+      expect([row["lease"], row["fenced"], row["statements"], row["holds"]], row["node"]!).toEqual([
+        "held",
+        "f",
+        "0",
+        "0",
+      ]);
     // Each region holds both heartbeats: a majority needs each proxy's in at least two.
     for (const region of REGIONS) {
       const { rows } = await proxies.direct[region].query(
@@ -218,6 +226,9 @@ describe("a directory shared in a majority of the regions", () => {
     expect(alice.counts.committed).toBeGreaterThan(before[0]!);
     expect(bob.counts.committed).toBeGreaterThan(before[1]!);
     // A key whose rows are in the region that is down cannot be moved; nothing is touched.
+    // Each proxy, at its last heartbeat, holds nothing and runs a statement or none.
+    for (const row of await peers(clientB))
+      expect(Number(row["statements"]), row["node"]!).toBeLessThanOrEqual(1);
     const stuck = await clientA.query("RELOCATE chandra TO 'eu-west'").catch((error) => error);
     expect(stuck.code).toBe("57P03");
     expect(stuck.message).toContain("needs region ap-south");
@@ -385,6 +396,10 @@ describe("a directory shared in a majority of the regions", () => {
     expect(Date.now() - stoppedAt).toBeLessThan(LEASE_MS + 1000);
     expect(refusal?.code).toBe("57P03");
     expect(refusal?.message).toContain("the shared directory's authority, a majority of regions (");
+    // Its own row says so.
+    const self = (await peers(client)).find((row) => row["this_proxy"] === "t");
+    expect(self?.["fenced"]).toBe("t");
+    expect(["lapsing", "lapsed"]).toContain(self?.["lease"]);
     // Tables outside the directory still run.
     expect((await client.query("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
     await startRegion(1);

@@ -9,7 +9,10 @@ export const SHOW_PEERS_COLUMNS = [
   "this_proxy",
   "heartbeat_age_ms",
   "lease",
+  "fenced",
   "sessions",
+  "statements",
+  "holds",
   "moves_announced",
   "holding",
   "pid",
@@ -19,8 +22,9 @@ export const SHOW_PEERS_COLUMNS = [
 /**
  * `SHOW PEERS`: every proxy of the shared directory with its heartbeat's age and lease state
  * (`held`; `lapsing` past lease_ms, when it refuses geo-partitioned statements itself; `lapsed`
- * past 1.5 x lease_ms, when movers stop waiting for it), and on this proxy's row the moves of
- * other proxies whose keys it holds now.
+ * past 1.5 x lease_ms, when movers stop waiting for it), whether it is fenced (refuses statements
+ * on geo-partitioned tables), its sessions, statements under way and holds at its heartbeat, and
+ * on this proxy's row the moves of other proxies whose keys it holds now.
  */
 export const showPeers: ConsoleHandler = {
   syntax: "SHOW PEERS",
@@ -56,7 +60,11 @@ export const showPeers: ConsoleHandler = {
         self ? "t" : "f",
         age === undefined || Number.isNaN(age) ? null : String(Math.round(age)),
         leaseState(age, leaseMs),
+        // Fenced: it refuses statements on geo-partitioned tables (by its own lease, for this row).
+        (self ? view.refusal() !== null : leaseState(age, leaseMs) !== "held") ? "t" : "f",
         String(peer.sessions),
+        String(peer.statements ?? 0),
+        String(peer.holds ?? 0),
         String(peer.moves),
         self ? holding : null,
         String(peer.pid),

@@ -25,6 +25,9 @@ export interface Peer {
   readonly decisionLog?: string | null;
   /** Where it agrees: "majority" or a region id; null from a proxy of an earlier version. */
   readonly authority?: string | null;
+  /** At its heartbeat: statements under way on geo-partitioned tables, and moves whose keys it held. */
+  readonly statements?: number;
+  readonly holds?: number;
 }
 
 /** A move announced by some proxy, as a visit read it. */
@@ -48,6 +51,8 @@ export interface PeersView {
   readonly authority: string;
   readonly config: { readonly leaseMs: number };
   leaseAgeMs(): number | undefined;
+  /** Null while this proxy routes geo-partitioned tables; the refusal it gives them otherwise. */
+  refusal(): unknown;
   peers(): readonly Peer[];
   following(): readonly Announcement[];
 }
@@ -89,18 +94,24 @@ export function readPeers(json: string | null | undefined, moves: readonly Annou
       string,
       string | null,
       string | null,
+      number | null,
+      number | null,
     ][]
-  ).map(([node, home, heartbeatAgeMs, sessions, pid, startedAt, decisionLog, authority]) => ({
-    node,
-    home,
-    heartbeatAgeMs: Number(heartbeatAgeMs),
-    sessions: Number(sessions),
-    pid: Number(pid),
-    startedAt,
-    moves: counts.get(node) ?? 0,
-    decisionLog: decisionLog ?? null,
-    authority: authority ?? null,
-  }));
+  ).map(
+    ([node, home, heartbeatAgeMs, sessions, pid, startedAt, decisionLog, authority, statements, holds]) => ({
+      node,
+      home,
+      heartbeatAgeMs: Number(heartbeatAgeMs),
+      sessions: Number(sessions),
+      pid: Number(pid),
+      startedAt,
+      moves: counts.get(node) ?? 0,
+      decisionLog: decisionLog ?? null,
+      authority: authority ?? null,
+      statements: Number(statements ?? 0),
+      holds: Number(holds ?? 0),
+    }),
+  );
 }
 
 /**

@@ -349,6 +349,8 @@ export class SharedDirectory {
       startedAt: this.#startedAt,
       decisionLog: this.#options.decisionLog,
       authority: this.authority,
+      statements: this.#options.holds.statements,
+      holds: this.#options.holds.moving,
     };
   }
 

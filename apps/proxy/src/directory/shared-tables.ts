@@ -76,6 +76,8 @@ export class SharedTables {
   started_at timestamptz NOT NULL,
   decision_log text,
   authority text,
+  statements integer NOT NULL DEFAULT 0,
+  holds integer NOT NULL DEFAULT 0,
   heartbeat_at timestamptz NOT NULL DEFAULT now()
 )`,
       `CREATE TABLE IF NOT EXISTS ${this.moves} (
@@ -97,6 +99,8 @@ export class SharedTables {
       briefly([
         addMissing(this.peers, "decision_log", "text"),
         addMissing(this.peers, "authority", "text"),
+        addMissing(this.peers, "statements", "integer NOT NULL DEFAULT 0"),
+        addMissing(this.peers, "holds", "integer NOT NULL DEFAULT 0"),
         addMissing(this.moves, "step", "integer NOT NULL DEFAULT 1"),
         addMissing(this.confirms, "step", "integer NOT NULL DEFAULT 1"),
       ]),
@@ -129,8 +133,11 @@ export class SharedTables {
     decisionLog: string;
     /** `majority`, or the authority region's id: proxies that name different ones refuse to route. */
     authority: string;
+    /** Statements under way on geo-partitioned tables, and the moves whose keys it holds. */
+    statements?: number;
+    holds?: number;
   }): string {
-    return `INSERT INTO ${this.peers} (node, home, pid, sessions, started_at, decision_log, authority, heartbeat_at) VALUES (${literal(beat.node)}, ${literal(beat.home)}, ${beat.pid}, ${beat.sessions}, ${literal(beat.startedAt.toISOString())}, ${literal(beat.decisionLog)}, ${literal(beat.authority)}, now()) ON CONFLICT (node) DO UPDATE SET home = EXCLUDED.home, pid = EXCLUDED.pid, sessions = EXCLUDED.sessions, started_at = EXCLUDED.started_at, decision_log = EXCLUDED.decision_log, authority = EXCLUDED.authority, heartbeat_at = now()`;
+    return `INSERT INTO ${this.peers} (node, home, pid, sessions, started_at, decision_log, authority, statements, holds, heartbeat_at) VALUES (${literal(beat.node)}, ${literal(beat.home)}, ${beat.pid}, ${beat.sessions}, ${literal(beat.startedAt.toISOString())}, ${literal(beat.decisionLog)}, ${literal(beat.authority)}, ${beat.statements ?? 0}, ${beat.holds ?? 0}, now()) ON CONFLICT (node) DO UPDATE SET home = EXCLUDED.home, pid = EXCLUDED.pid, sessions = EXCLUDED.sessions, started_at = EXCLUDED.started_at, decision_log = EXCLUDED.decision_log, authority = EXCLUDED.authority, statements = EXCLUDED.statements, holds = EXCLUDED.holds, heartbeat_at = now()`;
   }
 
   /**
@@ -155,7 +162,7 @@ export class SharedTables {
     const age = (column: string): string => `(extract(epoch FROM now() - ${column}) * 1000)::bigint`;
     return `SELECT pg_catalog.pg_current_snapshot()::text AS snapshot,
   (SELECT coalesce(json_agg(json_build_array(key, region, version)), '[]') FROM ${this.directory} WHERE ${changed})::text AS entries,
-  (SELECT coalesce(json_agg(json_build_array(node, home, ${age("heartbeat_at")}, sessions, pid, started_at, decision_log, authority) ORDER BY node), '[]') FROM ${this.peers})::text AS peers,
+  (SELECT coalesce(json_agg(json_build_array(node, home, ${age("heartbeat_at")}, sessions, pid, started_at, decision_log, authority, statements, holds) ORDER BY node), '[]') FROM ${this.peers})::text AS peers,
   (SELECT coalesce(json_agg(json_build_array(m.id::text, m.mover, m.keys, m.target, ${age("m.announced_at")}, (SELECT coalesce(json_agg(json_build_array(c.node, c.step)), '[]') FROM ${this.confirms} c WHERE c.move_id = m.id), m.step) ORDER BY m.id), '[]') FROM ${this.moves} m)::text AS moves,
   (SELECT coalesce(json_agg(x.id::text), '[]') FROM (SELECT move_id AS id FROM ${this.ended} WHERE move_id = ANY(${ids}) UNION SELECT e.move_id FROM ${this.moves} m JOIN ${this.ended} e ON e.move_id = m.id) AS x)::text AS ended`;
   }

@@ -56,9 +56,17 @@ export class HoldRegistry {
   private readonly inFlightAny: InFlight = { all: 0, writes: 0 };
   private readonly drainWaiters = new Set<() => void>();
 
+  /** Holds active now (moves of this proxy's and of peers it follows). */
   get moving(): number {
     return this.holds.size;
   }
+
+  /** Statements admitted and not yet released: under way on geo-partitioned tables. */
+  get statements(): number {
+    return this.#statements;
+  }
+
+  #statements = 0;
 
   /** Holds `keys`: statements for them (writes only, with `writes`) wait from now until `release()`. */
   hold(keys: Iterable<string>, mode: HoldMode = "all"): Hold {
@@ -156,6 +164,7 @@ export class HoldRegistry {
 
   private enter(touch: Touch, readsOnly: boolean): Ticket {
     const writes = readsOnly ? 0 : 1;
+    this.#statements++;
     if (touch.kind === "any") {
       this.inFlightAny.all++;
       this.inFlightAny.writes += writes;
@@ -173,6 +182,7 @@ export class HoldRegistry {
       release: () => {
         if (released) return;
         released = true;
+        this.#statements--;
         if (touch.kind === "any") {
           this.inFlightAny.all--;
           this.inFlightAny.writes -= writes;

@@ -27,6 +27,7 @@ function view(peers: Peer[], leaseAgeMs: number | undefined, following: Announce
     authority: "eu-west",
     config: { leaseMs: LEASE_MS },
     leaseAgeMs: () => leaseAgeMs,
+    refusal: () => null,
     peers: () => peers,
     following: () => following,
   };
