@@ -64,16 +64,12 @@ export class FastLane implements FrameReceiver, FastLanePort {
     this.settingsMatch = (connection) => session.settings.matches(connection.appliedSettings);
   }
 
-  /** True while a statement of the lane waits for its answer. */
-  get busy(): boolean {
-    return this.lease !== null;
-  }
-
   /**
    * Sends the client's Query (a view of its bytes, valid during this call) on the lane when it
    * fits, and returns true: the answer follows, then `client.laneFinished`. False when the general
-   * path must take it; nothing was done then (a route decided is decided again there, which has
-   * no effect beyond the router's recent-routes ring).
+   * path must take it: nothing was sent or counted then, and the general path takes the analyses
+   * made here (`takeAnalyses`); a route decided here is decided again there, which touches nothing
+   * but the router's ring of recent routes.
    */
   run(frame: Frame): boolean {
     const session = this.session;
