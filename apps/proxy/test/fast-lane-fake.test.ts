@@ -28,7 +28,7 @@ async function proxyWith(node: string, fastLane: boolean): Promise<RunningProxy>
 
 beforeAll(async () => {
   const started = await Promise.all(
-    REGIONS.map((region) =>
+    REGIONS.map(() =>
       FakeBackend.start({
         unknownStatements: "empty",
         rules: [
