@@ -9,9 +9,9 @@
  *   pnpm run bench:cpu [seconds] [rounds]
  *
  * GEO_BENCH_CLIENTS=16 runs pgbench with 16 clients (and 2 threads) instead of one, the proxies
- * with a pool of 20. GEO_BENCH_MODES=simple (or prepared) measures one protocol only, e.g. under a profiler
- * (GEO_BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=$PWD/prof" passes flags to the proxies, which run in a
- * temporary folder removed at the end: give the profile folder as an absolute path).
+ * with a pool of 20. GEO_BENCH_MODES=simple (or prepared) measures one protocol only, e.g. under
+ * a profiler: GEO_BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=$PWD/prof" passes flags to the
+ * proxies (they run in a temporary folder removed at the end, so the folder is an absolute path).
  *
  * CPU per transaction is the figure to compare between runs: tps moves with the machine's load,
  * the proxy's own work per transaction much less.
