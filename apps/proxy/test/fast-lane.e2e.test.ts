@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { connect } from "node:net";
 import { MemoryDirectory, parseConfig } from "@geo/core";
 import { encodeCancelRequest, encodeQuery } from "@geo/proto";
@@ -233,6 +234,29 @@ describe("the fast lane, against the general path", () => {
       const onLane = await clients.lane.exchange(bytes, 2);
       expect(laneCount()).toBeGreaterThan(before);
       expect(onLane.toString("base64")).toBe((await clients.general.exchange(bytes, 2)).toString("base64"));
+    } finally {
+      clients.close();
+    }
+  });
+
+  it("holds the backend while the client does not read a large answer, and sends it all the same", async () => {
+    const clients = await pair();
+    const sql = "SELECT g, repeat('z', 1000) FROM generate_series(1, 20000) AS g";
+    const digests: string[] = [];
+    try {
+      for (const client of [clients.lane, clients.general]) {
+        const before = laneCount();
+        client.send(sql);
+        // About 20 MB: far past the sockets' buffers while the client is not reading.
+        client.holdReading(400);
+        const answer = await client.answer(30_000);
+        if (client === clients.lane) expect(laneCount()).toBe(before + 1);
+        expect(answer.length).toBeGreaterThan(20_000_000);
+        digests.push(createHash("sha256").update(answer).digest("hex"));
+        // The connection went back at rest: the next statement is answered as usual.
+        expect((await client.query("SELECT 'next'")).toString("latin1")).toContain("next");
+      }
+      expect(digests[0]).toBe(digests[1]);
     } finally {
       clients.close();
     }

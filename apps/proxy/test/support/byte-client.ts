@@ -77,6 +77,12 @@ export class ByteClient {
     return this.closedByServer ? Buffer.concat([answer, Buffer.from("(closed)")]) : answer;
   }
 
+  /** Stops reading the socket for `ms` (the server's writes back up meanwhile), then reads again. */
+  holdReading(ms: number): void {
+    this.socket.pause();
+    setTimeout(() => this.socket.resume(), ms);
+  }
+
   close(): void {
     this.socket.destroy();
   }
