@@ -358,6 +358,15 @@ region = "eu-central"
     expect(error.line).toBe(server.split("\n").length);
   });
 
+  it("reads the fast lane switch, on by default, and refuses a value that is not a bool at its line", () => {
+    const server = `${REGIONS}\n[server]\n`;
+    expect(parseConfig(REGIONS).server.fastLane).toBe(true);
+    expect(parseConfig(`${server}fast_lane = false\n`).server.fastLane).toBe(false);
+    const error = configError(`${server}fast_lane = "no"\n`);
+    expect(error.path).toBe("server.fast_lane");
+    expect(error.line).toBe(server.split("\n").length);
+  });
+
   it("reads the directory store's move batch, 25 keys unless set, and refuses a batch of 0", () => {
     expect(parseConfig(`${REGIONS}\n[directory_store]\n`).directoryStore?.batch).toBe(25);
     expect(parseConfig(`${REGIONS}\n[directory_store]\nbatch = 5\n`).directoryStore?.batch).toBe(5);

@@ -227,6 +227,25 @@ export class Pool implements LeaseOwner {
   }
 
   /**
+   * As `tryAcquire`, but only an idle connection `accept` takes: the most recently used such one
+   * (for a caller that can use only a connection already in a given state, a client's settings).
+   * Null when none is; the idle connections then stay as they were and nothing is counted.
+   */
+  tryAcquireIf(accept: (connection: BackendConnection) => boolean): Lease | null {
+    if (this.closing) return null;
+    const idle = this.idle;
+    for (let i = idle.length - 1; i >= 0; i--) {
+      const slot = idle[i]!;
+      // An unusable or expired one is left for `takeIdle` to retire.
+      if (!slot.connection.usable || this.expired(slot) || !accept(slot.connection)) continue;
+      if (i === idle.length - 1) idle.pop();
+      else idle.splice(i, 1);
+      return this.lend(slot, 0);
+    }
+    return null;
+  }
+
+  /**
    * Opens connections until `min` are open. Resolves when they are ready; rejects with the first
    * connect error (so a start-up can report an unreachable backend).
    */

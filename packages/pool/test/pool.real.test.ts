@@ -63,6 +63,32 @@ describe("Pool against real PostgreSQL", () => {
     again?.release();
   });
 
+  it("lends with tryAcquireIf only an idle connection the caller accepts, the most recent first, and counts nothing otherwise", async () => {
+    const pool = makePool({ max: 2 });
+    const older = await pool.acquire();
+    const newer = await pool.acquire();
+    const olderPid = older.connection.processId;
+    const newerPid = newer.connection.processId;
+    older.release();
+    newer.release();
+    const checkouts = pool.stats().checkouts;
+    expect(pool.tryAcquireIf(() => false)).toBeNull();
+    expect(pool.stats()).toMatchObject({ checkouts, idle: 2, busy: 0 });
+    // Not the most recently used one: the one the caller takes, further down.
+    const chosen = pool.tryAcquireIf((connection) => connection.processId === olderPid);
+    expect(chosen?.connection.processId).toBe(olderPid);
+    expect(pool.stats()).toMatchObject({ checkouts: checkouts + 1, idle: 1, busy: 1 });
+    chosen?.release();
+    // The one left idle was not moved: the most recent is still first.
+    const first = pool.tryAcquireIf(() => true);
+    expect(first?.connection.processId).toBe(olderPid);
+    const second = pool.tryAcquireIf(() => true);
+    expect(second?.connection.processId).toBe(newerPid);
+    expect(pool.tryAcquireIf(() => true)).toBeNull();
+    first?.release();
+    second?.release();
+  });
+
   it("reuses a released connection instead of opening another", async () => {
     const pool = makePool({ max: 4 });
     const first = await pool.acquire();

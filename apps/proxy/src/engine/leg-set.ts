@@ -49,6 +49,11 @@ export class LegSet {
     return leg;
   }
 
+  /** How many connections the session holds, whatever for. */
+  get size(): number {
+    return this.held.size;
+  }
+
   get pinned(): Leg | null {
     for (const [leg, roles] of this.held) if (roles.has("pinned")) return leg;
     return null;

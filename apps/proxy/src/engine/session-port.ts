@@ -43,6 +43,22 @@ export interface ExtendedBatch {
   refuseAcross(written: string, attempted: string): PgError;
 }
 
+/** The fast lane (session/fast-lane.ts) as the rest of the session sees it. */
+export interface FastLanePort {
+  /**
+   * The analyses the lane made of the Query `sql` (or the error) before leaving it to the
+   * general path, once: the general path takes them rather than analysing the text again, so the
+   * analysis cache counts one hit or miss per Query, as without the lane.
+   */
+  takeAnalyses(sql: string): readonly Analysis[] | PgError | undefined;
+  /** A CancelRequest: the statement's backend is cancelled, and its connection closed afterwards. */
+  cancel(): void;
+  /** The session ends: a statement still running is cancelled and its connection closed. */
+  abandon(): void;
+  /** Writes what was read of the answer so far (before an error of the proxy's own). */
+  flush(): void;
+}
+
 /** Where a client's messages go instead of its statements' path: a replication connection's backend. */
 export interface ClientPipe {
   fromClient(frame: Frame): Promise<void>;
@@ -77,6 +93,8 @@ export interface SessionPort {
   /** Work outside the connections that a CancelRequest must stop too (a scatter's regions). */
   readonly cancelHooks: Set<() => void>;
   readonly observed: ObservedClient;
+  /** The statement the fast lane carries, if any. */
+  readonly fastLane: FastLanePort;
 
   // Connections and the block.
   readonly legs: LegSet;

@@ -109,6 +109,16 @@ export class RegionPools {
     return this.poolOf(region, user, database).tryAcquire();
   }
 
+  /** As `tryAcquire`, but only a connection `accept` takes; otherwise null and the pool is as it was. */
+  tryAcquireIf(
+    region: string,
+    user: string,
+    database: string,
+    accept: (connection: BackendConnection) => boolean,
+  ): Lease | null {
+    return this.poolOf(region, user, database).tryAcquireIf(accept);
+  }
+
   /**
    * A connection of the caller's own to the region's primary, outside every pool, as the pool of
    * this role and database would log in but with `startupParams` (a replication connection's,

@@ -286,6 +286,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     txn,
     moves,
     replicas,
+    fastLane: { statements: 0 },
     get shuttingDown() {
       return closing;
     },

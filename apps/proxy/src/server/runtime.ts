@@ -39,6 +39,8 @@ export interface ProxyRuntime {
   readonly restripe: RestripeContext;
   /** Health probes and replica pools: present when the topology lists a replica (docs/replicas.md). */
   readonly replicas?: ReplicaService | undefined;
+  /** Statements the fast lane carried since start (session/fast-lane.ts), for tests and benchmarks. */
+  readonly fastLane: { statements: number };
   /** True once shutdown began: idle sessions close, new ones are refused. */
   readonly shuttingDown: boolean;
 }

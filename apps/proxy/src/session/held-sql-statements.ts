@@ -11,6 +11,10 @@ import type { SqlPrepared } from "@geo/sql";
 export class HeldSqlStatements {
   readonly #byName = new Map<string, SqlPrepared>();
 
+  get size(): number {
+    return this.#byName.size;
+  }
+
   has(name: string): boolean {
     return this.#byName.has(name);
   }

@@ -23,6 +23,7 @@ export function cancelSession(session: SessionPort): void {
     return;
   }
   for (const hook of session.cancelHooks) hook();
+  session.fastLane.cancel();
   for (const leg of session.legs.all()) {
     if (!leg.busy) continue;
     leg.retire = true;
@@ -37,6 +38,7 @@ export function releaseSessionLegs(session: SessionPort): void {
   // A read across regions still running has nobody to answer: its regions' statements stop
   // now (their connections are cancelled, so never pooled again) instead of running to the end.
   for (const hook of session.cancelHooks) hook();
+  session.fastLane.abandon();
   session.block.end();
   const own = session.ownConnection && !session.runtime.config.pool.sessionReuse ? session.legs.pinned : null;
   for (const leg of session.legs.drain()) {

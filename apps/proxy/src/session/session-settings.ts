@@ -160,6 +160,17 @@ export class SessionSettings {
    * The statements that make a connection's settings equal the session's, or null when they
    * already are. `applied` is the connection's record (name -> statement) of what it holds.
    */
+  /**
+   * True when `replayFor(applied)` would be null: the connection holds exactly the session's
+   * settings. Builds nothing, for the fast lane's check of every statement.
+   */
+  matches(applied: ReadonlyMap<string, string>): boolean {
+    // Every statement of the session's found in `applied`, and no other: nothing to SET or RESET.
+    if (applied.size !== this.values.size) return false;
+    for (const [name, statement] of this.values) if (applied.get(name) !== statement) return false;
+    return true;
+  }
+
   replayFor(applied: ReadonlyMap<string, string>): string | null {
     const statements: string[] = [];
     // Another client's SET SESSION AUTHORIZATION or SET ROLE goes first: the resets after it may

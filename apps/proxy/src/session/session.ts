@@ -26,6 +26,7 @@ import type { Route } from "../routing/router.js";
 import type { ProxyRuntime } from "../server/runtime.js";
 import { ClientConnection, type ClientHandler, type SessionPhase } from "../wire/client-connection.js";
 import { ExtendedQuery } from "./extended-query.js";
+import { FastLane } from "./fast-lane.js";
 import { runFunctionCall } from "./function-call.js";
 import { HeldSqlStatements } from "./held-sql-statements.js";
 import { chooseLeg } from "./leg-choice.js";
@@ -66,6 +67,7 @@ export class Session implements ClientHandler, SessionPort {
   readonly extended: ExtendedQuery;
   /** This connection as the metrics and SHOW CLIENTS see it. */
   readonly observed: ObservedClient;
+  readonly fastLane: FastLane = new FastLane(this);
   user = "";
   database = "";
   settings = new SessionSettings();
@@ -202,8 +204,7 @@ export class Session implements ClientHandler, SessionPort {
       case FrontendCode.CopyData:
       case FrontendCode.CopyDone:
       case FrontendCode.CopyFail:
-        // A COPY's data queued behind other messages goes to its backend in order; outside a
-        // COPY FROM these are ignored, as PostgreSQL does.
+        // Queued behind other messages: to its COPY's backend in order; else ignored, as PostgreSQL does.
         this.client.copyQueued(frame);
         return;
       default:
@@ -366,6 +367,7 @@ export class Session implements ClientHandler, SessionPort {
   fatal(error: PgError): void {
     if (this.phase === "closed") return;
     this.relay.flush();
+    this.fastLane.flush();
     this.runtime.observability.errorSent(error.code);
     this.writer.write(encodeErrorResponse(error));
     this.close();

@@ -51,7 +51,7 @@ export async function runSimpleQuery(session: SessionPort, frame: Frame): Promis
     return;
   }
   const router = session.runtime.router;
-  const analyses = router.analyzeBatch(query.sql);
+  const analyses = session.fastLane.takeAnalyses(query.sql) ?? router.analyzeBatch(query.sql);
   if (analyses instanceof PgError) {
     // With one region there is nowhere else to send it: PostgreSQL answers with its own error
     // (its message, hint and position), or runs what its grammar reads and the proxy's does not.

@@ -15,8 +15,8 @@ export interface FakeRegions {
   close(): Promise<void>;
 }
 
-/** A geoproxy TOML for three regions at the given ports (eu-west is home). */
-export function regionsToml(ports: readonly number[], extra = ""): string {
+/** A geoproxy TOML for three regions at the given ports (eu-west is home); `server`: more `[server]` lines. */
+export function regionsToml(ports: readonly number[], extra = "", server = ""): string {
   const regions = REGIONS.map(
     (id, i) => `[[topology.regions]]
 id = "${id}"
@@ -28,6 +28,7 @@ ${i === 0 ? "home = true\n" : ""}primary = { host = "127.0.0.1", port = ${ports[
   return `[server]
 host = "127.0.0.1"
 port = 0
+${server}
 
 ${regions}
 [[tables]]

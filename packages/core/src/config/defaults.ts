@@ -14,6 +14,7 @@ export const DEFAULTS = {
     maxMessageBytes: 64 * 1024 * 1024,
     workers: 1,
     schemaCheckIntervalMs: 60_000,
+    fastLane: true,
   },
   region: {
     port: 5432,

@@ -137,6 +137,7 @@ function readServer(reader: FieldReader | undefined): ServerConfig {
     "max_message_bytes",
     "workers",
     "schema_check_interval_ms",
+    "fast_lane",
   ]);
   const workers = readWorkers(reader, d.workers);
   return {
@@ -152,6 +153,7 @@ function readServer(reader: FieldReader | undefined): ServerConfig {
     workers,
     // Each check reads two catalog queries per region; under a second it would load the servers.
     schemaCheckIntervalMs: reader.integer("schema_check_interval_ms", d.schemaCheckIntervalMs, 1000, MAX_MS),
+    fastLane: reader.boolean("fast_lane", d.fastLane),
   };
 }
 

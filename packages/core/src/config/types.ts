@@ -105,6 +105,12 @@ export interface ServerConfig {
   readonly workers: WorkerCount;
   /** How often every region's copies of the configured tables are compared again (SHOW SCHEMA). */
   readonly schemaCheckIntervalMs: number;
+  /**
+   * Single-region Queries outside a block are carried straight from the client's socket to an
+   * idle connection and back (apps/proxy session/fast-lane.ts). Off: every statement takes the
+   * general path; the answers are the same byte for byte.
+   */
+  readonly fastLane: boolean;
 }
 
 export interface RoutingConfig {
