@@ -288,9 +288,12 @@ describe("a directory shared in a majority of the regions", () => {
     }
   });
 
+  // Two COPYs claiming the same 3,000 keys wait on each other's rows in every region; on a loaded
+  // machine a claim statement can outlast a 600 ms step, and both COPYs are then refused (57P03,
+  // nothing placed): correct, but not what this case looks at. Its lease is longer.
   it.each([
-    ["a majority of the regions", MAJORITY_STORE],
-    ["one authority region", SHARED_STORE],
+    ["a majority of the regions", MAJORITY_STORE.replace(`lease_ms = ${LEASE_MS}`, "lease_ms = 5000")],
+    ["one authority region", SHARED_STORE.replace(`lease_ms = ${LEASE_MS}`, "lease_ms = 5000")],
   ])(
     "claims the 3,000 new keys of a COPY through each proxy at once, agreeing in %s: each key in one region, each COPY whole or not at all",
     async (_where, store) => {

@@ -6,8 +6,13 @@ import type { Quorum } from "./quorum.js";
 import { authorityUnreachable } from "./shared-errors.js";
 import type { SharedTables } from "./shared-tables.js";
 
-/** New keys claimed per statement (a COPY may bring many). */
+/**
+ * New keys claimed per statement (a COPY may bring many). A Paxos round is two statements in each
+ * region, each bounded by lease_ms, and two proxies claiming the same keys wait on each other's
+ * rows: its batches are smaller, so a round stays well inside the bound.
+ */
 const CLAIM_BATCH = 1000;
+const PAXOS_BATCH = 250;
 
 export interface KeyClaimsOptions {
   readonly quorum: Quorum;
@@ -41,8 +46,9 @@ export class KeyClaims {
     const { quorum, directory, known } = this.options;
     try {
       const where = new Map<string, RegionId>();
-      for (let i = 0; i < keys.length; i += CLAIM_BATCH) {
-        const batch = keys.slice(i, i + CLAIM_BATCH);
+      const size = this.options.paxos === undefined ? CLAIM_BATCH : PAXOS_BATCH;
+      for (let i = 0; i < keys.length; i += size) {
+        const batch = keys.slice(i, i + size);
         const placed = await this.#claimBatch(batch, region);
         for (const key of batch) {
           const placedIn = placed.get(key);
