@@ -95,6 +95,24 @@ async function both(clients: Pair, sql: string): Promise<{ lane: Buffer; general
   return { lane: onLane, general: await clients.general.query(sql), took };
 }
 
+/**
+ * Each statement through both proxies, in order: the bytes must be the same, and the lane taken
+ * or not as said (undefined: either is right, only the bytes count).
+ */
+async function expectSame(
+  clients: Pair,
+  statements: readonly (readonly [string, boolean | undefined])[],
+): Promise<void> {
+  for (const [sql, expected] of statements) {
+    const answer = await both(clients, sql);
+    expect({ sql, bytes: answer.lane.toString("base64") }).toEqual({
+      sql,
+      bytes: answer.general.toString("base64"),
+    });
+    if (expected !== undefined) expect({ sql, took: answer.took }).toEqual({ sql, took: expected });
+  }
+}
+
 /** Statements and whether the lane carries them (undefined: either is right, only the bytes count). */
 const STATEMENTS: readonly (readonly [string, boolean | undefined])[] = [
   ["SELECT 1", true],
@@ -127,14 +145,7 @@ describe("the fast lane, against the general path", () => {
   it("answers every statement with the same bytes, and takes the lane exactly for plain reads", async () => {
     const clients = await pair();
     try {
-      for (const [sql, expected] of STATEMENTS) {
-        const answer = await both(clients, sql);
-        expect({ sql, bytes: answer.lane.toString("base64") }).toEqual({
-          sql,
-          bytes: answer.general.toString("base64"),
-        });
-        if (expected !== undefined) expect({ sql, took: answer.took }).toEqual({ sql, took: expected });
-      }
+      await expectSame(clients, STATEMENTS);
       expect(general.runtime.fastLane.statements).toBe(0);
     } finally {
       clients.close();
@@ -144,7 +155,7 @@ describe("the fast lane, against the general path", () => {
   it("keeps a block's statements off the lane, and takes it again once the block ended", async () => {
     const clients = await pair();
     try {
-      for (const [sql, expected] of [
+      await expectSame(clients, [
         ["BEGIN", false],
         ["SELECT id FROM items WHERE id < 4", false],
         ["SELECT 1/0", false],
@@ -155,14 +166,7 @@ describe("the fast lane, against the general path", () => {
         ["SELECT 2", false],
         ["COMMIT", false],
         ["SELECT 3", true],
-      ] as const) {
-        const answer = await both(clients, sql);
-        expect({ sql, bytes: answer.lane.toString("base64") }).toEqual({
-          sql,
-          bytes: answer.general.toString("base64"),
-        });
-        expect({ sql, took: answer.took }).toEqual({ sql, took: expected });
-      }
+      ] as const);
     } finally {
       clients.close();
     }
@@ -171,7 +175,7 @@ describe("the fast lane, against the general path", () => {
   it("keeps a pinned session off the lane until nothing pins it", async () => {
     const clients = await pair();
     try {
-      for (const [sql, expected] of [
+      await expectSame(clients, [
         ["LISTEN lane_channel", false],
         ["SELECT 1", false],
         ["UNLISTEN *", false],
@@ -183,14 +187,7 @@ describe("the fast lane, against the general path", () => {
         ["DISCARD ALL", false],
         ["SELECT count(*) FROM items", undefined],
         ["SELECT count(*) FROM items", true],
-      ] as const) {
-        const answer = await both(clients, sql);
-        expect({ sql, bytes: answer.lane.toString("base64") }).toEqual({
-          sql,
-          bytes: answer.general.toString("base64"),
-        });
-        if (expected !== undefined) expect({ sql, took: answer.took }).toEqual({ sql, took: expected });
-      }
+      ] as const);
     } finally {
       clients.close();
     }
@@ -199,20 +196,17 @@ describe("the fast lane, against the general path", () => {
   it("carries a session's settings: a statement after SET reads them, on the lane once its connection holds them", async () => {
     const clients = await pair({ application_name: "lane-test" });
     try {
-      for (const sql of [
-        "SET search_path TO public",
-        "SELECT current_setting('search_path'), current_setting('application_name')",
-        "SET application_name TO 'renamed'",
-        "SELECT current_setting('application_name')",
-        "RESET application_name",
-        "SELECT current_setting('application_name')",
-      ]) {
-        const answer = await both(clients, sql);
-        expect({ sql, bytes: answer.lane.toString("base64") }).toEqual({
-          sql,
-          bytes: answer.general.toString("base64"),
-        });
-      }
+      await expectSame(
+        clients,
+        [
+          "SET search_path TO public",
+          "SELECT current_setting('search_path'), current_setting('application_name')",
+          "SET application_name TO 'renamed'",
+          "SELECT current_setting('application_name')",
+          "RESET application_name",
+          "SELECT current_setting('application_name')",
+        ].map((sql) => [sql, undefined] as const),
+      );
       // The settings' connection came straight back from the pool: the last read took the lane.
       const before = laneCount();
       await clients.lane.query("SELECT current_setting('application_name')");
