@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { prefixFor } from "../src/distributed/txn-service.js";
 import { REGIONS, type RegionName } from "./support/fake-regions.js";
 import type { ProxyChild } from "./support/proxy-child.js";
-import { SharedProxies, until } from "./support/shared-proxies.js";
+import { incrementUntilStopped, SharedProxies, until } from "./support/shared-proxies.js";
 
 // A proxy of a shared directory that stops heartbeating leaves prepared transactions behind; a
 // peer finishes them once the silent one's node claim is free in every region, and never while
@@ -132,27 +132,8 @@ describe.each(STORES)("a silent peer's prepared transactions, agreeing in %s", (
       const [ops, app] = [await connect(portA), await connect(portB)];
       const key = `spun-${killAfterMs}`;
       await app.query("INSERT INTO users (tenant_id, id, name) VALUES ($1, 1, '0')", [key]);
-      let stop = false;
       let killed = false;
-      let committed = 0;
-      let lost = 0;
-      const refused = new Map<string, number>();
-      const writes = (async () => {
-        while (!stop) {
-          try {
-            const result = await app.query(
-              "UPDATE users SET name = (name::int + 1)::text WHERE tenant_id = $1 AND id = 1",
-              [key],
-            );
-            if (result.rowCount === 1) committed++;
-            else lost++;
-          } catch (error) {
-            const code = (error as { code?: string }).code ?? "?";
-            refused.set(code, (refused.get(code) ?? 0) + 1);
-            await new Promise((resolve) => setTimeout(resolve, 20));
-          }
-        }
-      })();
+      const increments = incrementUntilStopped(app, key);
       const moves = (async () => {
         for (let i = 0; !killed; i++) {
           await ops.query(`RELOCATE ${key} TO '${REGIONS[i % 3]!}'`).catch(() => undefined);
@@ -171,17 +152,10 @@ describe.each(STORES)("a silent peer's prepared transactions, agreeing in %s", (
       );
       // The writer's proxy takes the mover's claim, settles its move and withdraws it: writes go on.
       await until(async () => (await prepared()).length === 0, 15_000);
-      const before = committed;
-      await until(async () => committed > before + 5, 15_000);
-      stop = true;
-      await writes;
-      const where: RegionName[] = [];
-      for (const region of REGIONS) {
-        const { rows } = await proxies.direct[region].query("SELECT 1 FROM users WHERE tenant_id = $1", [
-          key,
-        ]);
-        if (rows.length > 0) where.push(region);
-      }
+      const before = increments.counts.committed;
+      await until(async () => increments.counts.committed > before + 5, 15_000);
+      const { committed, lost, refused } = await increments.stop();
+      const where = await proxies.regionsWith(key);
       expect(where).toHaveLength(1);
       const { rows } = await proxies.direct[where[0]!].query("SELECT name FROM users WHERE tenant_id = $1", [
         key,
@@ -202,7 +176,7 @@ describe.each(STORES)("a silent peer's prepared transactions, agreeing in %s", (
         ).toEqual([]);
         if (region === "eu-west") expect(regions, region).toEqual([where[0]]);
       }
-      expect([...refused.keys()].filter((code) => code !== "40001" && code !== "57P03")).toEqual([]);
+      expect(refused.filter((code) => code !== "40001" && code !== "57P03")).toEqual([]);
     },
   );
 
