@@ -64,8 +64,8 @@ export class RegionRunner {
   }
 }
 
-/** `promise`, or a rejection with `error()` once `ms` have passed without it settling. */
-function within<T>(promise: Promise<T>, ms: number, error: () => Error): Promise<T> {
+/** `promise`, or a rejection with `error()` once `ms` have passed without it settling (it may settle later). */
+export function within<T>(promise: Promise<T>, ms: number, error: () => Error): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(error()), ms);

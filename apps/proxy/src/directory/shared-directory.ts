@@ -9,7 +9,6 @@ import { PaxosClaims } from "./paxos-claims.js";
 import { type Announcement, otherAuthorities, type Peer } from "./peer-view.js";
 import { Quorum } from "./quorum.js";
 import { RegionReads } from "./region-reads.js";
-import type { SqlRows } from "./region-runner.js";
 import type { SharedDirectoryOptions } from "./shared-directory-options.js";
 import { authoritiesDisagree, leaseLapsed } from "./shared-errors.js";
 import { sharedFacts } from "./shared-facts.js";
@@ -225,15 +224,6 @@ export class SharedDirectory {
     const refused = this.refusal();
     if (refused !== null) return Promise.resolve(refused);
     return this.#claims.claim(keys, region, allOrNothing);
-  }
-
-  /**
-   * One statement where the proxies agree, for a client's statement or a move: it fails after
-   * lease_ms rather than wait on a frozen authority. With a majority, the first answer of a step
-   * a majority took (`quorum` gives every answer, for steps whose answers differ by region).
-   */
-  ask(sql: string): Promise<SqlRows> {
-    return this.quorum.one(sql);
   }
 
   /** Keys this proxy just pointed at a region; `moved`: the region and versions its committed move gave them. */

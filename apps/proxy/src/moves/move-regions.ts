@@ -2,7 +2,7 @@ import type { Directory, RegionId } from "@geo/core";
 import type { Lease } from "@geo/pool";
 import type { PgError } from "@geo/proto";
 import { MOVING_SETTING } from "../directory/guard-sql.js";
-import { query, type RegionRunner } from "../directory/region-runner.js";
+import { query, type RegionRunner, within } from "../directory/region-runner.js";
 import type { SharedTables } from "../directory/shared-tables.js";
 import { moveNeedsRegion } from "./move-errors.js";
 
@@ -82,7 +82,13 @@ export async function beginEverywhere(
         leases.set(region, lease);
       })();
       try {
-        await (stepMs === undefined ? beginning : within(beginning, stepMs, region));
+        await (stepMs === undefined
+          ? beginning
+          : within(
+              beginning,
+              stepMs,
+              () => new Error(`region ${region} did not begin the move within ${stepMs} ms`),
+            ));
       } catch (error) {
         failed.set(region, error);
         beginning.catch(() => undefined);
@@ -131,16 +137,4 @@ export async function readEntries(
         newest.set(key, { region: row["region"], version });
     }
   return { versions, newest };
-}
-
-/** `promise`, or a rejection once `ms` passed without it settling (it may still settle later). */
-function within<T>(promise: Promise<T>, ms: number, region: RegionId): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`region ${region} did not begin the move within ${ms} ms`)),
-      ms,
-    );
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
