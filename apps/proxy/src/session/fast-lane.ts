@@ -14,6 +14,7 @@ import {
 import type { Analysis } from "@geo/sql";
 import type { FastLanePort, SessionPort } from "../engine/session-port.js";
 import { backendLost } from "../errors/catalog.js";
+import { readsOnly } from "../moves/statement-keys.js";
 import { endsSession, sqlStateOf } from "../observability/sql-state.js";
 import type { Route } from "../routing/router.js";
 import { namesToResolve } from "./qualified-names.js";
@@ -323,7 +324,9 @@ function flushLane(lane: FastLane): void {
 }
 
 /**
- * A plain read the general path would send as it is: a SELECT that reads, changes nothing in the
+ * A plain read the general path would send as it is: a read a move's hold lets through
+ * (`readsOnly`: a SELECT a replica could run, locking nothing, calling no function that might
+ * write) that changes nothing in the
  * session and calls nothing the path refuses or handles itself (user functions, currval/lastval,
  * volatile functions are left to it altogether), with no hint asking for the primary, no
  * parameter, no lock, no EXPLAIN, no console command and nothing the analyser could not read.
@@ -335,9 +338,7 @@ function flushLane(lane: FastLane): void {
 function laneShaped(analysis: Analysis): boolean {
   const flags = analysis.flags;
   return (
-    analysis.kind === "select" &&
-    analysis.readOnly &&
-    analysis.needsPrimary === undefined &&
+    readsOnly(analysis) &&
     analysis.transaction === undefined &&
     analysis.sessionEffects.length === 0 &&
     analysis.console === undefined &&
@@ -347,9 +348,6 @@ function laneShaped(analysis: Analysis): boolean {
     analysis.maintenance === undefined &&
     analysis.paramCount === 0 &&
     !analysis.hints.primary &&
-    flags.userFunctions.length === 0 &&
-    flags.volatileFunctions.length === 0 &&
-    flags.locking === undefined &&
     !flags.selectInto &&
     !flags.writingCte
   );
